@@ -1,0 +1,54 @@
+import { Schema } from "effect"
+
+/**
+ * Bad configuration: one clear message naming the file, the line (when known) and the key path.
+ * The CLI maps it to exit code 2 and nothing is spawned.
+ */
+export class ConfigError extends Schema.TaggedError<ConfigError>("clawtool/ConfigError")("ConfigError", {
+  reason: Schema.Literal("NotFound", "Unreadable", "Syntax", "Invalid"),
+  file: Schema.String,
+  line: Schema.optional(Schema.Number),
+  /** Only for syntax errors, where the parser knows it. */
+  column: Schema.optional(Schema.Number),
+  keyPath: Schema.optional(Schema.String),
+  detail: Schema.String
+}) {
+  /** `config /x/config.toml:7 at sources.fs.startup_timeout: expected …` (file:line[:column], as compilers print it). */
+  override get message() {
+    const line = this.line === undefined ? "" : `:${this.line}${this.column === undefined ? "" : `:${this.column}`}`
+    const key = this.keyPath === undefined || this.keyPath === "" ? "" : ` at ${this.keyPath}`
+    return `config ${this.file}${line}${key}: ${this.detail}`
+  }
+}
+
+/** Why one source is not running. Recorded in that instance's Health; never stops another instance. */
+export const SourceFailure = Schema.Literal("Spawn", "Initialize", "ListTools", "Timeout", "MissingSecrets", "Exited")
+export type SourceFailure = typeof SourceFailure.Type
+
+export class SourceError extends Schema.TaggedError<SourceError>("clawtool/SourceError")("SourceError", {
+  instance: Schema.String,
+  reason: SourceFailure,
+  detail: Schema.String,
+  /** The child answered with an authentication error code (never guessed from message text). */
+  auth: Schema.optionalWith(Schema.Boolean, { default: () => false }),
+  cause: Schema.optional(Schema.Defect)
+}) {
+  override get message() {
+    return `source "${this.instance}": ${this.reason}: ${this.detail}`
+  }
+}
+
+/** A tools/call that cannot be routed or delivered. The Gateway turns it into an error result or a JSON-RPC error. */
+export class CallError extends Schema.TaggedError<CallError>("clawtool/CallError")("CallError", {
+  tool: Schema.String,
+  reason: Schema.Literal("NoSuchInstance", "NoSuchTool", "NotRunning", "InvalidArguments", "Child", "Transport"),
+  detail: Schema.String,
+  /** JSON-RPC error code the child answered with, when reason is Child. */
+  code: Schema.optional(Schema.Number),
+  /** Retrying later may succeed (the instance is down or restarting). */
+  retryable: Schema.optionalWith(Schema.Boolean, { default: () => false })
+}) {
+  override get message() {
+    return `${this.tool}: ${this.detail}`
+  }
+}

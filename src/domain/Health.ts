@@ -1,0 +1,37 @@
+import { Schema } from "effect"
+
+export const Status = Schema.Literal("starting", "running", "down", "unauthenticated")
+export type Status = typeof Status.Type
+
+/** One instance's health snapshot. The JSON form (`clawtool health --json`) uses exactly these keys. */
+export class HealthRow extends Schema.Class<HealthRow>("HealthRow")({
+  name: Schema.String,
+  status: Status,
+  reason: Schema.String,
+  toolCount: Schema.Number,
+  package: Schema.String,
+  pid: Schema.NullOr(Schema.Number),
+  startedAt: Schema.NullOr(Schema.String),
+  startupMs: Schema.NullOr(Schema.Number),
+  stderrTail: Schema.Array(Schema.String)
+}) {}
+
+const runners = new Set(["npx", "bunx", "pnpx", "uvx", "pipx", "docker", "podman", "uv", "pnpm", "yarn", "deno", "bun"])
+const runnerVerbs = new Set(["run", "exec", "dlx", "x", "tool", "--rm", "-i", "-y", "--yes"])
+const basename = (path: string) => path.split(/[\\/]/).pop() ?? path
+
+/**
+ * What a source runs, for humans: the package a runner (npx, uvx, docker…) starts, skipping flags and
+ * verbs (`npx -y @scope/pkg` → `@scope/pkg`, not the Go original's `-y`); a script for `node x.js`;
+ * otherwise the binary's name.
+ */
+export const packageOf = (command: ReadonlyArray<string>): string => {
+  const [bin = "", ...args] = command
+  const name = basename(bin)
+  if (runners.has(name)) return args.find((arg) => !arg.startsWith("-") && !runnerVerbs.has(arg)) ?? name
+  if (name === "node" || name === "python" || name === "python3") {
+    const script = args.find((arg) => !arg.startsWith("-"))
+    if (script !== undefined) return basename(script)
+  }
+  return name
+}

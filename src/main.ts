@@ -1,0 +1,47 @@
+#!/usr/bin/env node
+import { ValidationError } from "@effect/cli"
+import { NodeContext, NodeRuntime } from "@effect/platform-node"
+import { Cause, Effect, Exit, Layer } from "effect"
+import * as Cli from "./Cli.js"
+import { ConfigError } from "./domain/Errors.js"
+import { StderrLoggerLive } from "./layers/Logging.js"
+
+/** Exit codes: 0 ok, 1 runtime failure, 2 usage or config error. */
+const exitCode = (error: unknown): Effect.Effect<number> => {
+  if (error instanceof Cli.ExitStatus) return Effect.succeed(error.code)
+  if (ValidationError.isValidationError(error)) return Effect.succeed(2) // @effect/cli already printed it
+  if (error instanceof ConfigError) {
+    return Effect.as(
+      Effect.sync(() => process.stderr.write(`clawtool: ${error.message}\n`)),
+      2
+    )
+  }
+  const message = error instanceof Error ? error.message : String(error)
+  return Effect.as(
+    Effect.sync(() => process.stderr.write(`clawtool: ${message}\n`)),
+    1
+  )
+}
+
+const program = Cli.run(process.argv).pipe(
+  Effect.as(0),
+  Effect.catchAll(exitCode),
+  Effect.catchAllDefect((defect) =>
+    Effect.as(
+      Effect.sync(() => process.stderr.write(`clawtool: unexpected failure: ${Cause.pretty(Cause.die(defect))}\n`)),
+      1
+    )
+  ),
+  Effect.provide(Layer.mergeAll(NodeContext.layer, StderrLoggerLive))
+)
+
+NodeRuntime.runMain(program, {
+  disableErrorReporting: true,
+  disablePrettyLogger: true,
+  // Exit explicitly: an idle stdin listener or a finished child's handle must not keep the process alive.
+  teardown: (exit, onExit) => {
+    const code = Exit.isSuccess(exit) ? (exit.value as number) : Cause.isInterruptedOnly(exit.cause) ? 130 : 1
+    onExit(code)
+    process.exit(code)
+  }
+})

@@ -1,0 +1,254 @@
+import { Client } from "@modelcontextprotocol/sdk/client/index.js"
+import { McpError } from "@modelcontextprotocol/sdk/types.js"
+import { Deferred, Duration, Effect, Option, type Scope } from "effect"
+import { spawn } from "node:child_process"
+import * as z from "zod"
+import { CallError, SourceError } from "../domain/Errors.js"
+import type { CallToolRequest, CallToolResult, JsonObject, Tool } from "../domain/Mcp.js"
+import { ChildProcessTransport, type SpawnedChild } from "../transport/ChildProcessTransport.js"
+import { LineFramer } from "../transport/LineFramer.js"
+import * as Version from "../version.js"
+
+/** Everything needed to start one child. The environment is final: Sources already applied default-deny. */
+export interface LaunchSpec {
+  readonly instance: string
+  readonly command: readonly [string, ...Array<string>]
+  readonly env: Readonly<Record<string, string>>
+  readonly cwd?: string | undefined
+  /** Each stderr line of the child (bounded by the caller), and stdout lines that are not JSON-RPC. */
+  readonly onStderrLine: (line: string) => void
+  readonly onGarbage: (line: string) => void
+}
+
+export interface ExitInfo {
+  readonly code: number | null
+  readonly signal: string | null
+  readonly at: Date
+}
+
+export interface Progress {
+  readonly progress: number
+  readonly total?: number | undefined
+  readonly message?: string | undefined
+}
+
+export interface CallOptions {
+  /** Set only when the host asked for progress; the SDK then sends its own token to the child. */
+  readonly onProgress?: ((progress: Progress) => void) | undefined
+}
+
+/** A live, initialized child. Valid while the scope that created it is open. */
+export interface Connection {
+  readonly instance: string
+  readonly pid: number
+  readonly protocolVersion: string
+  readonly serverInfo: { readonly name: string; readonly version: string }
+  readonly capabilities: JsonObject
+  readonly tools: ReadonlyArray<Tool>
+  readonly listTools: Effect.Effect<ReadonlyArray<Tool>, SourceError>
+  readonly callTool: (request: CallToolRequest, options?: CallOptions) => Effect.Effect<CallToolResult, CallError>
+  /** Completes when the process exits (crash, EOF, kill); never fails. */
+  readonly exited: Effect.Effect<ExitInfo>
+}
+
+/** JSON-RPC error codes by which a child says "your credentials are wrong"; never guessed from message text. */
+export const authErrorCodes: ReadonlySet<number> = new Set([401, 403])
+
+// Loose result schemas: the proxy relays what the child sent (unknown and future fields included) and
+// leaves output-schema validation to the host, which owns the contract (effect-style P9).
+const ListToolsResult = z.looseObject({
+  tools: z.array(z.looseObject({ name: z.string(), inputSchema: z.looseObject({}) })),
+  nextCursor: z.string().optional()
+})
+const AnyResult = z.looseObject({})
+/** setTimeout's ceiling: the SDK's 60 s default must not cut long tool calls; call_timeout bounds them instead. */
+const noTimeout = 2_147_483_647
+const maxPages = 1000
+
+const killGroup = (pid: number, signal: NodeJS.Signals) => {
+  try {
+    process.kill(-pid, signal)
+  } catch {
+    // ESRCH: the group is already gone.
+  }
+}
+
+const describeExit = (exit: ExitInfo) =>
+  exit.signal === null ? `exited with code ${exit.code}` : `killed by signal ${exit.signal}`
+
+/** Shutdown grace periods: EOF first, then SIGTERM to the group, then SIGKILL. Bounded per child; children close concurrently. */
+export const shutdownGrace = {
+  eof: Duration.millis(800),
+  term: Duration.millis(700),
+  kill: Duration.millis(500)
+} as const
+
+/**
+ * One child MCP server: spawn in its own process group, initialize, list tools, call tools. The only
+ * service besides Gateway that touches the MCP SDK.
+ */
+export class SourceClient extends Effect.Service<SourceClient>()("clawtool/SourceClient", {
+  succeed: {
+    connect: (spec: LaunchSpec): Effect.Effect<Connection, SourceError, Scope.Scope> => connect(spec)
+  }
+}) {}
+
+const connect = Effect.fn("SourceClient.connect")(function* (spec: LaunchSpec) {
+  const fail = (reason: SourceError["reason"], detail: string, extra: { auth?: boolean; cause?: unknown } = {}) =>
+    new SourceError({ instance: spec.instance, reason, detail, ...extra })
+
+  const exited = yield* Deferred.make<ExitInfo>()
+  // Acquire only spawns (fast, uninterruptible); the handshake below stays interruptible so timeouts work (P4).
+  const child = yield* Effect.acquireRelease(spawnChild(spec, exited), (child) => terminate(child, exited))
+  const pid = child.pid!
+
+  const transport = new ChildProcessTransport(child, spec.onGarbage)
+  const client = new Client({ name: Version.name, version: Version.version }, { capabilities: {} })
+  client.onerror = () => {} // transport-level noise is reported through onGarbage / exit; never throw from here
+
+  const exitDetail: Effect.Effect<ExitInfo | undefined> = Deferred.poll(exited).pipe(
+    Effect.flatMap(Option.match({ onNone: () => Effect.succeed(undefined), onSome: (done) => done }))
+  )
+  const handshakeFailure = (reason: "Initialize" | "ListTools") => (cause: unknown) =>
+    Effect.flatMap(exitDetail, (exit) => {
+      if (exit !== undefined) return Effect.fail(fail("Exited", `${describeExit(exit)} during ${reason}`, { cause }))
+      if (cause instanceof McpError) {
+        return Effect.fail(
+          fail(reason, `child answered error ${cause.code}: ${cause.message}`, {
+            auth: authErrorCodes.has(cause.code),
+            cause
+          })
+        )
+      }
+      return Effect.fail(fail(reason, cause instanceof Error ? cause.message : String(cause), { cause }))
+    })
+
+  yield* Effect.tryPromise({
+    try: (signal) => client.connect(transport, { signal, timeout: noTimeout }),
+    catch: (cause) => cause
+  }).pipe(Effect.catchAll(handshakeFailure("Initialize")))
+
+  const listTools = Effect.gen(function* () {
+    const tools: Array<Tool> = []
+    let cursor: string | undefined
+    for (let page = 0; page < maxPages; page++) {
+      const result = yield* Effect.tryPromise({
+        try: (signal) =>
+          client.request({ method: "tools/list", params: cursor === undefined ? {} : { cursor } }, ListToolsResult, {
+            signal,
+            timeout: noTimeout
+          }),
+        catch: (cause) => cause
+      }).pipe(Effect.catchAll(handshakeFailure("ListTools")))
+      tools.push(...(result.tools as ReadonlyArray<Tool>))
+      if (result.nextCursor === undefined || result.nextCursor === cursor) break
+      cursor = result.nextCursor
+    }
+    return tools as ReadonlyArray<Tool>
+  }).pipe(Effect.withSpan("SourceClient.listTools", { attributes: { "clawtool.instance": spec.instance } }))
+
+  const tools = yield* listTools
+
+  const callTool = (request: CallToolRequest, options?: CallOptions) =>
+    Effect.tryPromise({
+      try: (signal) =>
+        client.request({ method: "tools/call", params: request }, AnyResult, {
+          signal,
+          timeout: noTimeout,
+          ...(options?.onProgress === undefined ? {} : { onprogress: options.onProgress, resetTimeoutOnProgress: true })
+        }) as Promise<CallToolResult>,
+      catch: (cause) => cause
+    }).pipe(
+      Effect.catchAll((cause) =>
+        Effect.flatMap(exitDetail, (exit) => {
+          const tool = `${spec.instance}.${request.name}`
+          if (exit !== undefined) {
+            return Effect.fail(
+              new CallError({
+                tool,
+                reason: "Transport",
+                detail: `source "${spec.instance}" ${describeExit(exit)}`,
+                retryable: true
+              })
+            )
+          }
+          if (cause instanceof McpError) {
+            return Effect.fail(new CallError({ tool, reason: "Child", detail: cause.message, code: cause.code }))
+          }
+          const detail = cause instanceof Error ? cause.message : String(cause)
+          return Effect.fail(new CallError({ tool, reason: "Transport", detail, retryable: true }))
+        })
+      )
+    )
+
+  const server = client.getServerVersion()
+  return {
+    instance: spec.instance,
+    pid,
+    protocolVersion: transportProtocolVersion(client),
+    serverInfo: { name: server?.name ?? "unknown", version: server?.version ?? "unknown" },
+    capabilities: (client.getServerCapabilities() ?? {}) as JsonObject,
+    tools,
+    listTools,
+    callTool,
+    exited: Deferred.await(exited)
+  } satisfies Connection
+})
+
+// The SDK keeps the negotiated version private; it is only informational here.
+const transportProtocolVersion = (client: Client): string =>
+  (client as unknown as { _negotiatedProtocolVersion?: string })._negotiatedProtocolVersion ?? "unknown"
+
+const spawnChild = (spec: LaunchSpec, exited: Deferred.Deferred<ExitInfo>) =>
+  Effect.async<SpawnedChild, SourceError>((resume) => {
+    const [bin, ...args] = spec.command
+    let child: SpawnedChild
+    try {
+      child = spawn(bin, args, {
+        // Own process group (setsid): killing -pid reaches npx/uvx wrappers and every grandchild.
+        detached: true,
+        stdio: ["pipe", "pipe", "pipe"],
+        env: spec.env,
+        cwd: spec.cwd,
+        windowsHide: true
+      })
+    } catch (cause) {
+      return resume(Effect.fail(spawnError(spec, cause)))
+    }
+    const stderr = new LineFramer(
+      (line) => spec.onStderrLine(line.length > 2000 ? `${line.slice(0, 2000)}…` : line),
+      () => spec.onStderrLine("<an over-long stderr line was dropped>"),
+      1024 * 1024
+    )
+    child.stderr.on("data", (chunk: Buffer) => stderr.push(chunk))
+    child.stdin.on("error", () => {}) // EPIPE after the child died; the exit event reports it
+    child.once("error", (cause) => resume(Effect.fail(spawnError(spec, cause))))
+    child.once("spawn", () => resume(Effect.succeed(child)))
+    child.once("exit", (code, signal) => {
+      // Whatever the leader did, its group goes with it: no grandchild outlives a crash.
+      if (child.pid !== undefined) killGroup(child.pid, "SIGKILL")
+      Deferred.unsafeDone(exited, Effect.succeed({ code, signal, at: new Date() }))
+    })
+  })
+
+const spawnError = (spec: LaunchSpec, cause: unknown) =>
+  new SourceError({
+    instance: spec.instance,
+    reason: "Spawn",
+    detail: `cannot start ${JSON.stringify(spec.command[0])}: ${cause instanceof Error ? cause.message : String(cause)}`,
+    cause
+  })
+
+/** EOF, then SIGTERM to the group, then SIGKILL: each step bounded, so shutdown never hangs on one child. */
+const terminate = (child: SpawnedChild, exited: Deferred.Deferred<ExitInfo>) =>
+  Effect.gen(function* () {
+    const pid = child.pid!
+    const waitExit = (grace: Duration.Duration) => Effect.timeoutOption(Deferred.await(exited), grace)
+    if (Option.isSome(yield* Deferred.poll(exited))) return killGroup(pid, "SIGKILL")
+    if (!child.stdin.destroyed) child.stdin.end()
+    if (Option.isSome(yield* waitExit(shutdownGrace.eof))) return
+    killGroup(pid, "SIGTERM")
+    if (Option.isSome(yield* waitExit(shutdownGrace.term))) return
+    killGroup(pid, "SIGKILL")
+    yield* waitExit(shutdownGrace.kill)
+  })

@@ -1,0 +1,78 @@
+import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js"
+import { ErrorCode, JSONRPCMessageSchema, type JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js"
+import type { Readable, Writable } from "node:stream"
+import { LineFramer } from "./LineFramer.js"
+
+const isId = (id: unknown): id is string | number => typeof id === "string" || typeof id === "number"
+
+/**
+ * The host-facing stdio transport (ADR-001). Unlike the SDK's StdioServerTransport it answers a line that is
+ * not JSON with a JSON-RPC Parse error (-32700, id null) and a non-JSON-RPC object with Invalid Request
+ * (-32600, echoing its id when it has one) instead of dropping it silently, and it reports stdin EOF as
+ * `onclose` so `serve` ends when the host goes away (SDK issue #2002).
+ */
+export class StdioServerTransport implements Transport {
+  onclose?: () => void
+  onerror?: (error: Error) => void
+  onmessage?: (message: JSONRPCMessage) => void
+  private closed = false
+  private readonly framer = new LineFramer(
+    (line) => this.receive(line),
+    (bytes) => this.reject(null, ErrorCode.InvalidRequest, `Request too large (${bytes} bytes)`)
+  )
+  private readonly onData = (chunk: Buffer) => this.framer.push(chunk)
+  private readonly onEnd = () => void this.close()
+
+  constructor(
+    private readonly stdin: Readable = process.stdin,
+    private readonly stdout: Writable = process.stdout
+  ) {}
+
+  async start(): Promise<void> {
+    this.stdin.on("data", this.onData)
+    this.stdin.on("end", this.onEnd)
+    this.stdin.on("close", this.onEnd)
+    this.stdin.on("error", (error) => this.onerror?.(error))
+  }
+
+  send(message: JSONRPCMessage): Promise<void> {
+    return this.write(JSON.stringify(message) + "\n")
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return
+    this.closed = true
+    this.stdin.off("data", this.onData)
+    this.stdin.off("end", this.onEnd)
+    this.stdin.off("close", this.onEnd)
+    this.stdin.pause()
+    this.onclose?.()
+  }
+
+  private write(text: string): Promise<void> {
+    return new Promise((resolve) => {
+      if (this.closed || !this.stdout.writable) return resolve()
+      if (this.stdout.write(text)) resolve()
+      else this.stdout.once("drain", resolve)
+    })
+  }
+
+  private receive(line: string): void {
+    let json: unknown
+    try {
+      json = JSON.parse(line)
+    } catch (error) {
+      this.onerror?.(new Error(`parse error on stdin: ${(error as Error).message}`))
+      return this.reject(null, ErrorCode.ParseError, "Parse error: the line is not valid JSON")
+    }
+    if (!JSONRPCMessageSchema.safeParse(json).success) {
+      const id = typeof json === "object" && json !== null && "id" in json && isId(json.id) ? json.id : null
+      return this.reject(id, ErrorCode.InvalidRequest, "Invalid Request: not a JSON-RPC 2.0 message")
+    }
+    this.onmessage?.(json as JSONRPCMessage)
+  }
+
+  private reject(id: string | number | null, code: number, message: string): void {
+    void this.write(JSON.stringify({ jsonrpc: "2.0", id, error: { code, message } }) + "\n")
+  }
+}

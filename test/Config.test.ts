@@ -1,0 +1,449 @@
+import { afterAll, assert, describe, it } from "@effect/vitest"
+import { Duration, Effect, Either, Layer, Option } from "effect"
+import * as Fs from "node:fs"
+import * as Os from "node:os"
+import * as Path from "node:path"
+import { ConfigError } from "../src/domain/Errors.js"
+import {
+  Config,
+  ConfigLocation,
+  type Env,
+  kebabCase,
+  parseConfig,
+  ProcessEnv,
+  resolveConfigPaths
+} from "../src/services/Config.js"
+
+const root = Fs.mkdtempSync(Path.join(Os.tmpdir(), "clawtool-config-"))
+afterAll(() => Fs.rmSync(root, { recursive: true, force: true }))
+
+let dirs = 0
+/** A fresh directory holding the given files. */
+const tempDir = (files: Record<string, string> = {}): string => {
+  const dir = Path.join(root, `case-${dirs++}`)
+  for (const [name, content] of Object.entries(files)) {
+    Fs.mkdirSync(Path.dirname(Path.join(dir, name)), { recursive: true })
+    Fs.writeFileSync(Path.join(dir, name), content)
+  }
+  Fs.mkdirSync(dir, { recursive: true })
+  return dir
+}
+
+/** Builds the real Config service with the given flags and process env. */
+const loadConfig = (env: Env, flags: { readonly config?: string; readonly secrets?: string } = {}) =>
+  Config.pipe(
+    Effect.provide(
+      Config.Default.pipe(
+        Layer.provide(
+          ConfigLocation.layer({
+            config: Option.fromNullable(flags.config),
+            secrets: Option.fromNullable(flags.secrets)
+          })
+        )
+      )
+    ),
+    Effect.provideService(ProcessEnv, env)
+  )
+
+const failure = (text: string, file = "/x/config.toml"): ConfigError => {
+  const result = parseConfig(text, file)
+  if (Either.isRight(result)) return assert.fail(`expected a ConfigError, got ${JSON.stringify(result.right)}`)
+  return result.left
+}
+
+const fs = `[sources.fs]\ncommand = ["npx", "-y", "@modelcontextprotocol/server-filesystem", "/tmp"]\n`
+
+describe("parseConfig (TOML)", () => {
+  it("applies the defaults: enabled, 60s startup timeout, empty env and passthrough", () => {
+    const config = Either.getOrThrow(parseConfig(fs, "/x/config.toml"))
+    const source = config.sources["fs"]!
+    assert.deepStrictEqual(source.command, ["npx", "-y", "@modelcontextprotocol/server-filesystem", "/tmp"])
+    assert.strictEqual(source.enabled, true)
+    assert.isTrue(Duration.equals(source.startup_timeout, Duration.seconds(60)))
+    assert.deepStrictEqual(source.env, {})
+    assert.deepStrictEqual(source.env_passthrough, [])
+    assert.strictEqual(source.cwd, undefined)
+  })
+
+  it("reads every key", () => {
+    const text = [
+      "[sources.github-work]",
+      `command = ["npx", "-y", "@modelcontextprotocol/server-github"]`,
+      `env = { GITHUB_TOKEN = "\${GITHUB_TOKEN}" }`,
+      `cwd = "/srv"`,
+      "enabled = false",
+      `startup_timeout = "500ms"`,
+      `env_passthrough = ["HOME", "PATH"]`,
+      "",
+      "[sources.slow]",
+      `command = ["slow"]`,
+      `startup_timeout = "2m"`
+    ].join("\n")
+    const config = Either.getOrThrow(parseConfig(text, "/x/config.toml"))
+    const github = config.sources["github-work"]!
+    assert.deepStrictEqual(github.env, { GITHUB_TOKEN: "${GITHUB_TOKEN}" })
+    assert.strictEqual(github.cwd, "/srv")
+    assert.strictEqual(github.enabled, false)
+    assert.isTrue(Duration.equals(github.startup_timeout, Duration.millis(500)))
+    assert.deepStrictEqual(github.env_passthrough, ["HOME", "PATH"])
+    assert.isTrue(Duration.equals(config.sources["slow"]!.startup_timeout, Duration.minutes(2)))
+  })
+
+  it("an empty file has no sources", () => {
+    assert.deepStrictEqual(Either.getOrThrow(parseConfig("", "/x/config.toml")).sources, {})
+  })
+
+  it("reports a syntax error with its line and column", () => {
+    const error = failure(`[sources.fs]\ncommand = ["a"]\nenabled = \n`)
+    assert.strictEqual(error.reason, "Syntax")
+    assert.strictEqual(error.line, 3)
+    assert.strictEqual(error.message, "config /x/config.toml:3:11: invalid TOML: invalid value")
+  })
+
+  it("a duplicate instance is a syntax error on its second table", () => {
+    const error = failure(`[sources.fs]\ncommand = ["a"]\n\n[sources.fs]\ncommand = ["b"]\n`)
+    assert.strictEqual(error.reason, "Syntax")
+    assert.strictEqual(
+      error.message,
+      "config /x/config.toml:4:2: invalid TOML: trying to redefine an already defined table or value"
+    )
+  })
+
+  it("rejects an unknown top-level key", () => {
+    const error = failure(`profile = "x"\n\n${fs}`)
+    assert.strictEqual(error.reason, "Invalid")
+    assert.strictEqual(
+      error.message,
+      `config /x/config.toml:1 at profile: unknown key "profile"; known keys are sources`
+    )
+  })
+
+  it("rejects an unknown source key, naming the known ones", () => {
+    const error = failure(`[sources.fs]\ncommand = ["a"]\nstartup-timeout = "5s"\n`)
+    assert.strictEqual(error.keyPath, "sources.fs.startup-timeout")
+    assert.strictEqual(
+      error.message,
+      `config /x/config.toml:3 at sources.fs.startup-timeout: unknown key "startup-timeout"; known keys are command, env, cwd, enabled, startup_timeout, env_passthrough`
+    )
+  })
+
+  it("rejects a command that is not a list", () => {
+    assert.strictEqual(
+      failure(`[sources.fs]\ncommand = "npx server"\n`).message,
+      `config /x/config.toml:2 at sources.fs.command: expected a non-empty list of strings, like ["npx", "-y", "some-mcp-server"], got "npx server"`
+    )
+  })
+
+  it("rejects a command element that is not a string", () => {
+    assert.strictEqual(
+      failure(`[sources.fs]\ncommand = ["a", 3]\n`).message,
+      "config /x/config.toml:2 at sources.fs.command[1]: expected a string, got 3"
+    )
+  })
+
+  it("rejects an empty command", () => {
+    assert.strictEqual(
+      failure(`[sources.fs]\ncommand = []\n`).message,
+      `config /x/config.toml:2 at sources.fs.command[0]: must not be empty: give the program and its arguments, like ["npx", "-y", "some-mcp-server"]`
+    )
+  })
+
+  it("rejects a source without a command", () => {
+    assert.strictEqual(
+      failure(`[sources.fs]\nenabled = true\n`).message,
+      "config /x/config.toml:1 at sources.fs.command: this required key is missing"
+    )
+  })
+
+  it("rejects a wrong boolean", () => {
+    assert.strictEqual(
+      failure(`[sources.fs]\ncommand = ["a"]\nenabled = "yes"\n`).message,
+      `config /x/config.toml:3 at sources.fs.enabled: expected true or false, got "yes"`
+    )
+  })
+
+  it("rejects a bad duration, on the line of the key inside the right table", () => {
+    const text = `# clawtool\n[sources.other]\ncommand = ["b"]\nstartup_timeout = "1s"\n\n[sources.fs]\ncommand = ["a"]\nenv = { A = "1" }\nstartup_timeout = "5 min"\n`
+    const error = failure(text)
+    assert.strictEqual(error.line, 9)
+    assert.strictEqual(
+      error.message,
+      `config /x/config.toml:9 at sources.fs.startup_timeout: expected a duration like "500ms", "60s", "2m" or "1h", got "5 min"`
+    )
+    assert.strictEqual(
+      failure(`[sources.fs]\ncommand = ["a"]\nstartup_timeout = 60\n`).message,
+      `config /x/config.toml:3 at sources.fs.startup_timeout: expected a duration like "500ms", "60s", "2m" or "1h", got 60`
+    )
+  })
+
+  it("rejects a bad instance name, suggesting the kebab form", () => {
+    const error = failure(`${fs}\n[sources.GitHub_Work]\ncommand = ["a"]\n`)
+    assert.strictEqual(error.line, 4)
+    assert.strictEqual(
+      error.message,
+      `config /x/config.toml:4 at sources.GitHub_Work: instance names are kebab-case (a-z, 0-9, single dashes), got "GitHub_Work"; use "github-work"`
+    )
+  })
+
+  it("rejects instance names that are too short or too long", () => {
+    assert.strictEqual(
+      failure(`[sources.a]\ncommand = ["a"]\n`).message,
+      "config /x/config.toml:1 at sources.a: instance names have at least 2 characters"
+    )
+    const long = "a".repeat(33)
+    assert.strictEqual(
+      failure(`[sources.${long}]\ncommand = ["a"]\n`).message,
+      `config /x/config.toml:1 at sources.${long}: instance names have at most 32 characters`
+    )
+    assert.isTrue(Either.isRight(parseConfig(`[sources.${"a".repeat(32)}]\ncommand = ["a"]\n`, "/x/config.toml")))
+  })
+
+  it("rejects bad env names and values", () => {
+    assert.strictEqual(
+      failure(`[sources.fs]\ncommand = ["a"]\n\n[sources.fs.env]\n"BAD-NAME" = "x"\n`).message,
+      `config /x/config.toml:5 at sources.fs.env.BAD-NAME: "BAD-NAME" is not an environment variable name (letters, digits and _, not starting with a digit)`
+    )
+    assert.strictEqual(
+      failure(`[sources.fs]\ncommand = ["a"]\nenv = { OK = 1 }\n`).message,
+      "config /x/config.toml:3 at sources.fs.env.OK: expected a string, got 1"
+    )
+    assert.strictEqual(
+      failure(`[sources.fs]\ncommand = ["a"]\nenv_passthrough = ["OK", "1BAD"]\n`).message,
+      `config /x/config.toml:3 at sources.fs.env_passthrough[1]: expected an environment variable name, got "1BAD"`
+    )
+  })
+
+  it("rejects sources that are not tables", () => {
+    assert.strictEqual(
+      failure("sources = 5\n").message,
+      "config /x/config.toml:1 at sources: expected a table of sources, like [sources.my-server], got 5"
+    )
+    assert.strictEqual(
+      failure("[sources]\nfs = 5\n").message,
+      "config /x/config.toml:2 at sources.fs: expected a table with at least a command, like [sources.fs], got 5"
+    )
+  })
+})
+
+describe("parseConfig (JSON of Claude Desktop, Cursor, VS Code)", () => {
+  const file = "/x/claude_desktop_config.json"
+  const jsonFailure = (document: string) => failure(document, file)
+
+  it("maps mcpServers entries to sources, ignoring the host's other keys", () => {
+    const text = JSON.stringify({
+      globalShortcut: "Ctrl+Space",
+      mcpServers: {
+        fs: { command: "npx", args: ["-y", "server-filesystem", "/tmp"], env: { A: "b" }, cwd: "/srv" },
+        memory: { command: "npx", disabled: true, autoApprove: [] }
+      }
+    })
+    const config = Either.getOrThrow(parseConfig(text, file))
+    assert.deepStrictEqual(config.sources["fs"]!.command, ["npx", "-y", "server-filesystem", "/tmp"])
+    assert.deepStrictEqual(config.sources["fs"]!.env, { A: "b" })
+    assert.strictEqual(config.sources["fs"]!.cwd, "/srv")
+    assert.strictEqual(config.sources["fs"]!.enabled, true)
+    assert.isTrue(Duration.equals(config.sources["fs"]!.startup_timeout, Duration.seconds(60)))
+    assert.deepStrictEqual(config.sources["memory"]!.command, ["npx"])
+    assert.strictEqual(config.sources["memory"]!.enabled, false)
+  })
+
+  it("maps VS Code servers with type stdio", () => {
+    const text = JSON.stringify({ inputs: [], servers: { memory: { type: "stdio", command: "npx", args: ["m"] } } })
+    assert.deepStrictEqual(Either.getOrThrow(parseConfig(text, "/x/.vscode/mcp.json")).sources["memory"]!.command, [
+      "npx",
+      "m"
+    ])
+  })
+
+  it("rejects a non-kebab name, suggesting the kebab form", () => {
+    const text = `{\n  "mcpServers": {\n    "GitHub_Work": { "command": "npx", "args": ["-y", "x"] }\n  }\n}`
+    assert.strictEqual(
+      jsonFailure(text).message,
+      `config ${file}:3 at mcpServers.GitHub_Work: instance names are kebab-case (a-z, 0-9, single dashes), got "GitHub_Work"; use "github-work"`
+    )
+  })
+
+  it("rejects VS Code remote servers, naming the entry", () => {
+    const text = `{\n  "servers": {\n    "local": { "type": "stdio", "command": "a" },\n    "remote": { "type": "http", "url": "https://example.com/mcp" }\n  }\n}`
+    const error = failure(text, "/x/mcp.json")
+    assert.strictEqual(error.keyPath, "servers.remote")
+    assert.strictEqual(
+      error.message,
+      `config /x/mcp.json:4 at servers.remote: remote servers (type "http") are not supported yet; only local stdio servers with a "command"`
+    )
+  })
+
+  it("rejects an entry with a url instead of a command", () => {
+    assert.strictEqual(
+      jsonFailure(`{ "mcpServers": { "remote": { "url": "https://example.com/sse" } } }`).message,
+      `config ${file}:1 at mcpServers.remote: remote servers (a url) are not supported yet; only local stdio servers with a "command"`
+    )
+  })
+
+  it("reports JSON syntax errors with a line", () => {
+    const error = jsonFailure(`{\n  "mcpServers": {\n    "ok": { "command": "a" },\n  }\n}`)
+    assert.strictEqual(error.reason, "Syntax")
+    assert.strictEqual(error.line, 4)
+    assert.match(error.message, /^config \/x\/claude_desktop_config\.json:4:3: invalid JSON: /)
+  })
+
+  it("names args, env and unknown keys in the user's terms", () => {
+    assert.strictEqual(
+      jsonFailure(`{\n  "mcpServers": {\n    "fs": {\n      "command": "a",\n      "args": ["x", 3]\n    }\n  }\n}`)
+        .message,
+      `config ${file}:5 at mcpServers.fs.args[1]: expected a string, got 3`
+    )
+    assert.strictEqual(
+      jsonFailure(`{ "mcpServers": { "fs": { "command": "a", "env": { "K": 1 } } } }`).message,
+      `config ${file}:1 at mcpServers.fs.env.K: expected a string, got 1`
+    )
+    assert.strictEqual(
+      jsonFailure(`{ "mcpServers": { "fs": { "command": "a", "envFile": ".env" } } }`).message,
+      `config ${file}:1 at mcpServers.fs.envFile: unknown key "envFile"; known keys are type, command, args, env, cwd, disabled`
+    )
+    assert.strictEqual(
+      jsonFailure(`{ "mcpServers": { "fs": { "args": [] } } }`).message,
+      `config ${file}:1 at mcpServers.fs.command: this entry has no command`
+    )
+  })
+
+  it("rejects a document without servers", () => {
+    assert.strictEqual(
+      jsonFailure(`{ "globalShortcut": "x" }`).message,
+      `config ${file}: expected a JSON object with "mcpServers" (Claude Desktop, Cursor) or "servers" (VS Code)`
+    )
+  })
+
+  it("kebabCase", () => {
+    assert.strictEqual(kebabCase("GitHub_Work"), "github-work")
+    assert.strictEqual(kebabCase("my server (2)"), "my-server-2")
+  })
+})
+
+describe("resolveConfigPaths", () => {
+  const none = { config: Option.none<string>(), secrets: Option.none<string>() }
+
+  it("--config > $CLAWTOOL_CONFIG > $XDG_CONFIG_HOME > ~/.config", () => {
+    const env = { CLAWTOOL_CONFIG: "/env/c.toml", XDG_CONFIG_HOME: "/xdg", HOME: "/home/u" }
+    assert.deepStrictEqual(resolveConfigPaths({ ...none, config: Option.some("/flag/c.toml") }, env), {
+      file: "/flag/c.toml",
+      origin: "flag",
+      secretsFile: "/flag/secrets.toml"
+    })
+    assert.deepStrictEqual(resolveConfigPaths(none, env), {
+      file: "/env/c.toml",
+      origin: "env",
+      secretsFile: "/env/secrets.toml"
+    })
+    assert.deepStrictEqual(resolveConfigPaths(none, { ...env, CLAWTOOL_CONFIG: "" }), {
+      file: "/xdg/clawtool/config.toml",
+      origin: "xdg",
+      secretsFile: "/xdg/clawtool/secrets.toml"
+    })
+    assert.deepStrictEqual(resolveConfigPaths(none, { HOME: "/home/u", XDG_CONFIG_HOME: "" }), {
+      file: "/home/u/.config/clawtool/config.toml",
+      origin: "home",
+      secretsFile: "/home/u/.config/clawtool/secrets.toml"
+    })
+  })
+
+  it("--secrets wins over the file beside the config; relative paths become absolute", () => {
+    const paths = resolveConfigPaths(
+      { config: Option.some("conf/c.json"), secrets: Option.some("/s/secrets.toml") },
+      { HOME: "/home/u" }
+    )
+    assert.strictEqual(paths.file, Path.resolve("conf/c.json"))
+    assert.strictEqual(paths.secretsFile, "/s/secrets.toml")
+  })
+})
+
+describe("Config service", () => {
+  it.effect("reads $XDG_CONFIG_HOME/clawtool/config.toml; secrets beside it", () =>
+    Effect.gen(function* () {
+      const xdg = tempDir({ "clawtool/config.toml": fs })
+      const loaded = yield* loadConfig({ XDG_CONFIG_HOME: xdg, HOME: "/nonexistent" })
+      assert.deepStrictEqual(loaded.file, Option.some(Path.join(xdg, "clawtool", "config.toml")))
+      assert.deepStrictEqual(loaded.secretsFile, Option.some(Path.join(xdg, "clawtool", "secrets.toml")))
+      assert.deepStrictEqual(Object.keys(loaded.config.sources), ["fs"])
+      assert.strictEqual(loaded.format, "toml")
+    })
+  )
+
+  it.effect("falls back to ~/.config/clawtool/config.toml", () =>
+    Effect.gen(function* () {
+      const home = tempDir({ ".config/clawtool/config.toml": fs })
+      const loaded = yield* loadConfig({ HOME: home })
+      assert.deepStrictEqual(loaded.file, Option.some(Path.join(home, ".config", "clawtool", "config.toml")))
+    })
+  )
+
+  it.effect("a missing default file means no sources, with secrets beside the default path", () =>
+    Effect.gen(function* () {
+      const xdg = tempDir()
+      const loaded = yield* loadConfig({ XDG_CONFIG_HOME: xdg })
+      assert.deepStrictEqual(loaded.file, Option.none())
+      assert.strictEqual(loaded.path, Path.join(xdg, "clawtool", "config.toml"))
+      assert.deepStrictEqual(loaded.config.sources, {})
+      assert.deepStrictEqual(loaded.secretsFile, Option.some(Path.join(xdg, "clawtool", "secrets.toml")))
+    })
+  )
+
+  it.effect("--config beats $CLAWTOOL_CONFIG, which beats XDG", () =>
+    Effect.gen(function* () {
+      const flag = tempDir({ "flag.toml": `[sources.from-flag]\ncommand = ["a"]\n` })
+      const env = tempDir({ "env.toml": `[sources.from-env]\ncommand = ["a"]\n` })
+      const xdg = tempDir({ "clawtool/config.toml": `[sources.from-xdg]\ncommand = ["a"]\n` })
+      const processEnv = { CLAWTOOL_CONFIG: Path.join(env, "env.toml"), XDG_CONFIG_HOME: xdg }
+      const withFlag = yield* loadConfig(processEnv, { config: Path.join(flag, "flag.toml") })
+      assert.deepStrictEqual(Object.keys(withFlag.config.sources), ["from-flag"])
+      const withEnv = yield* loadConfig(processEnv)
+      assert.deepStrictEqual(Object.keys(withEnv.config.sources), ["from-env"])
+      assert.deepStrictEqual(withEnv.secretsFile, Option.some(Path.join(env, "secrets.toml")))
+      const withXdg = yield* loadConfig({ XDG_CONFIG_HOME: xdg })
+      assert.deepStrictEqual(Object.keys(withXdg.config.sources), ["from-xdg"])
+    })
+  )
+
+  it.effect("a missing --config or $CLAWTOOL_CONFIG file is NotFound", () =>
+    Effect.gen(function* () {
+      const dir = tempDir()
+      const missing = Path.join(dir, "nope.toml")
+      const fromFlag = yield* Effect.flip(loadConfig({ XDG_CONFIG_HOME: dir }, { config: missing }))
+      assert.strictEqual(fromFlag.reason, "NotFound")
+      assert.strictEqual(fromFlag.message, `config ${missing}: no such file (given by --config)`)
+      const fromEnv = yield* Effect.flip(loadConfig({ CLAWTOOL_CONFIG: missing }))
+      assert.strictEqual(fromEnv.message, `config ${missing}: no such file (given by $CLAWTOOL_CONFIG)`)
+    })
+  )
+
+  it.effect("a directory in place of the file is Unreadable", () =>
+    Effect.gen(function* () {
+      const dir = tempDir()
+      const error = yield* Effect.flip(loadConfig({}, { config: dir }))
+      assert.strictEqual(error.reason, "Unreadable")
+      assert.strictEqual(error.message, `config ${dir}: cannot read the file (EISDIR)`)
+    })
+  )
+
+  it.effect("a bad file fails the whole load with one ConfigError naming the file", () =>
+    Effect.gen(function* () {
+      const dir = tempDir({ "config.toml": `${fs}\n[sources.bad]\ncommand = ["a"]\nstartup_timeout = "soon"\n` })
+      const file = Path.join(dir, "config.toml")
+      const error = yield* Effect.flip(loadConfig({}, { config: file }))
+      assert.strictEqual(
+        error.message,
+        `config ${file}:6 at sources.bad.startup_timeout: expected a duration like "500ms", "60s", "2m" or "1h", got "soon"`
+      )
+    })
+  )
+
+  it.effect("reads a .json config; --secrets overrides the secrets path", () =>
+    Effect.gen(function* () {
+      const dir = tempDir({ "mcp.json": JSON.stringify({ mcpServers: { memory: { command: "npx", args: ["m"] } } }) })
+      const loaded = yield* loadConfig({}, { config: Path.join(dir, "mcp.json"), secrets: "/elsewhere/s.toml" })
+      assert.strictEqual(loaded.format, "json")
+      assert.deepStrictEqual(loaded.config.sources["memory"]!.command, ["npx", "m"])
+      assert.deepStrictEqual(loaded.secretsFile, Option.some("/elsewhere/s.toml"))
+    })
+  )
+})

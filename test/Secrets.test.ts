@@ -1,0 +1,219 @@
+import { afterAll, assert, describe, it } from "@effect/vitest"
+import { Effect, Layer, Logger, LogLevel, Option } from "effect"
+import * as Fs from "node:fs"
+import * as Os from "node:os"
+import * as Path from "node:path"
+import { ClawtoolConfig, SourceConfig } from "../src/domain/Config.js"
+import type { ConfigError } from "../src/domain/Errors.js"
+import { Config, ConfigLocation, type Env, parseConfig, ProcessEnv } from "../src/services/Config.js"
+import { expand, lookupSecret, resolveSource, SecretStore, Secrets } from "../src/services/Secrets.js"
+
+const root = Fs.mkdtempSync(Path.join(Os.tmpdir(), "clawtool-secrets-"))
+afterAll(() => Fs.rmSync(root, { recursive: true, force: true }))
+
+let dirs = 0
+const tempDir = (): string => {
+  const dir = Path.join(root, `case-${dirs++}`)
+  Fs.mkdirSync(dir, { recursive: true })
+  return dir
+}
+
+const write = (file: string, content: string, mode = 0o600) => {
+  Fs.writeFileSync(file, content)
+  Fs.chmodSync(file, mode) // writeFileSync's mode is filtered by the umask; set it exactly
+}
+
+const source = (command: ReadonlyArray<string>, env: Record<string, string> = {}) =>
+  SourceConfig.make({ command: command as [string, ...Array<string>], env })
+
+const store = new SecretStore({
+  scopes: {
+    global: { TOKEN: "global-token", SHARED: "from-global", EMPTY_STORED: "" },
+    gh: { TOKEN: "gh-token" }
+  }
+})
+
+describe("lookupSecret / expand", () => {
+  it("instance scope, then global, then the process env", () => {
+    const env = { TOKEN: "env-token", SHARED: "env-shared", ONLY_ENV: "env-only" }
+    assert.deepStrictEqual(lookupSecret(store, env, "gh", "TOKEN"), Option.some("gh-token"))
+    assert.deepStrictEqual(lookupSecret(store, env, "other", "TOKEN"), Option.some("global-token"))
+    assert.deepStrictEqual(lookupSecret(store, env, "gh", "SHARED"), Option.some("from-global"))
+    assert.deepStrictEqual(lookupSecret(store, env, "gh", "ONLY_ENV"), Option.some("env-only"))
+    assert.deepStrictEqual(lookupSecret(store, env, "gh", "NOWHERE"), Option.none())
+  })
+
+  it("an empty env var is missing; an empty stored secret is present (as in Go)", () => {
+    assert.deepStrictEqual(lookupSecret(store, { BLANK: "" }, "gh", "BLANK"), Option.none())
+    assert.deepStrictEqual(lookupSecret(store, { EMPTY_STORED: "env" }, "gh", "EMPTY_STORED"), Option.some(""))
+  })
+
+  it("only ${NAME} is a reference; unresolved ones become empty and are reported", () => {
+    const lookup = (name: string) => (name === "A" ? Option.some("x") : Option.none())
+    assert.deepStrictEqual(expand("pre-${A}-${A}-post", lookup), { value: "pre-x-x-post", missing: [] })
+    assert.deepStrictEqual(expand("$A ${A:-d} ${1A} ${A", lookup), { value: "$A ${A:-d} ${1A} ${A", missing: [] })
+    assert.deepStrictEqual(expand(" and ${B} and ${B}", lookup), { value: " and  and ", missing: ["B", "B"] })
+    assert.deepStrictEqual(expand("literal", lookup), { value: "literal", missing: [] })
+  })
+})
+
+describe("resolveSource", () => {
+  it("expands argv elements and env values", () => {
+    const resolved = resolveSource(
+      store,
+      { ROOT: "/data" },
+      "gh",
+      source(["npx", "-y", "server-filesystem", "${ROOT}", "--token=${TOKEN}"], {
+        GITHUB_TOKEN: "${TOKEN}",
+        LITERAL: "plain",
+        MIXED: "Bearer ${TOKEN}"
+      })
+    )
+    assert.deepStrictEqual(resolved, {
+      command: ["npx", "-y", "server-filesystem", "/data", "--token=gh-token"],
+      env: { GITHUB_TOKEN: "gh-token", LITERAL: "plain", MIXED: "Bearer gh-token" },
+      missing: []
+    })
+  })
+
+  it("missing lists variable names (not env keys), sorted and de-duplicated", () => {
+    const resolved = resolveSource(
+      SecretStore.empty,
+      { BLANK: "" },
+      "fs",
+      source(["run", "${ZETA}", "${ALPHA}"], { KEY_ONE: "${ZETA}", KEY_TWO: "${BLANK}-${ALPHA}", OK: "fine" })
+    )
+    assert.deepStrictEqual(resolved.missing, ["ALPHA", "BLANK", "ZETA"])
+    assert.deepStrictEqual(resolved.command, ["run", "", ""])
+    assert.deepStrictEqual(resolved.env, { KEY_ONE: "", KEY_TWO: "-", OK: "fine" })
+  })
+})
+
+/** Real Config + Secrets over a config dir, with the given env and the warnings captured. */
+const loadSecrets = (
+  configDir: string,
+  env: Env,
+  flags: { readonly secrets?: string } = {}
+): Effect.Effect<{ secrets: Secrets; warnings: ReadonlyArray<string> }, ConfigError> => {
+  const warnings: Array<string> = []
+  const capture = Logger.make(({ logLevel, message }) => {
+    if (LogLevel.greaterThanEqual(logLevel, LogLevel.Warning)) warnings.push(String(message))
+  })
+  const layer = Secrets.Default.pipe(
+    Layer.provide(Config.Default),
+    Layer.provide(
+      ConfigLocation.layer({
+        config: Option.some(Path.join(configDir, "config.toml")),
+        secrets: Option.fromNullable(flags.secrets)
+      })
+    )
+  )
+  return Secrets.pipe(
+    Effect.map((secrets) => ({ secrets, warnings })),
+    Effect.provide(layer),
+    Effect.provide(Logger.add(capture)),
+    Effect.provideService(ProcessEnv, env)
+  )
+}
+
+const configText = [
+  "[sources.gh]",
+  `command = ["npx", "server-github"]`,
+  `env = { GITHUB_TOKEN = "\${GITHUB_TOKEN}" }`,
+  "",
+  "[sources.fs]",
+  `command = ["npx", "server-filesystem", "\${FS_ROOT}"]`,
+  "enabled = false"
+].join("\n")
+
+describe("Secrets service", () => {
+  it.effect("reads secrets.toml beside the config and resolves against it and the env", () =>
+    Effect.gen(function* () {
+      const dir = tempDir()
+      write(Path.join(dir, "config.toml"), configText)
+      write(Path.join(dir, "secrets.toml"), `[scopes.gh]\nGITHUB_TOKEN = "ghp_stored"\n`)
+      const { secrets, warnings } = yield* loadSecrets(dir, { FS_ROOT: "/data" })
+      assert.deepStrictEqual(secrets.file, Option.some(Path.join(dir, "secrets.toml")))
+      assert.deepStrictEqual(warnings, [])
+      const config = yield* Effect.orDie(parseConfig(configText, "config.toml"))
+      assert.deepStrictEqual(secrets.resolve("gh", config.sources["gh"]!), {
+        command: ["npx", "server-github"],
+        env: { GITHUB_TOKEN: "ghp_stored" },
+        missing: []
+      })
+      assert.deepStrictEqual(secrets.resolve("fs", config.sources["fs"]!).command, [
+        "npx",
+        "server-filesystem",
+        "/data"
+      ])
+    })
+  )
+
+  it.effect("readiness reports ready/missing per instance without spawning", () =>
+    Effect.gen(function* () {
+      const dir = tempDir()
+      write(Path.join(dir, "config.toml"), configText)
+      const { secrets } = yield* loadSecrets(dir, { FS_ROOT: "" })
+      assert.deepStrictEqual(secrets.readiness(), [
+        { instance: "fs", enabled: false, ready: false, missing: ["FS_ROOT"] },
+        { instance: "gh", enabled: true, ready: false, missing: ["GITHUB_TOKEN"] }
+      ])
+    })
+  )
+
+  it.effect("--secrets replaces the file beside the config; a missing file is an empty store", () =>
+    Effect.gen(function* () {
+      const dir = tempDir()
+      write(Path.join(dir, "config.toml"), configText)
+      write(Path.join(dir, "secrets.toml"), `[scopes.global]\nGITHUB_TOKEN = "beside"\n`)
+      const other = Path.join(tempDir(), "other.toml")
+      write(other, `[scopes.global]\nGITHUB_TOKEN = "flag"\n`)
+      const fromFlag = yield* loadSecrets(dir, {}, { secrets: other })
+      assert.deepStrictEqual(fromFlag.secrets.lookup("gh", "GITHUB_TOKEN"), Option.some("flag"))
+      const missing = yield* loadSecrets(dir, {}, { secrets: Path.join(dir, "none.toml") })
+      assert.deepStrictEqual(missing.secrets.store, SecretStore.empty)
+    })
+  )
+
+  it.effect("warns when group or others can read the file, suggesting chmod 600", () =>
+    Effect.gen(function* () {
+      const dir = tempDir()
+      write(Path.join(dir, "config.toml"), configText)
+      const file = Path.join(dir, "secrets.toml")
+      write(file, `[scopes.global]\nGITHUB_TOKEN = "x"\n`, 0o644)
+      const { warnings } = yield* loadSecrets(dir, {})
+      assert.deepStrictEqual(warnings, [
+        `secrets file ${file} can be read or changed by group or others (mode 644); run: chmod 600 ${file}`
+      ])
+    })
+  )
+
+  it.effect("bad TOML or a wrong shape is a ConfigError naming the secrets file", () =>
+    Effect.gen(function* () {
+      const dir = tempDir()
+      write(Path.join(dir, "config.toml"), configText)
+      const file = Path.join(dir, "secrets.toml")
+      write(file, `[scopes.gh]\nGITHUB_TOKEN = \n`)
+      const syntax = yield* Effect.flip(loadSecrets(dir, {}))
+      assert.strictEqual(syntax.message, `config ${file}:2:16: invalid TOML: invalid value`)
+      write(file, `[scopes.gh]\nGITHUB_TOKEN = 42\n`)
+      const shape = yield* Effect.flip(loadSecrets(dir, {}))
+      assert.strictEqual(shape.message, `config ${file}:2 at scopes.gh.GITHUB_TOKEN: expected a string, got 42`)
+      write(file, `[global]\nGITHUB_TOKEN = "x"\n`)
+      const unknown = yield* Effect.flip(loadSecrets(dir, {}))
+      assert.strictEqual(unknown.message, `config ${file}:1 at global: unknown key "global"; known keys are scopes`)
+    })
+  )
+
+  it.effect("layerTest resolves from a fixed store and env", () =>
+    Effect.gen(function* () {
+      const secrets = yield* Secrets
+      const config = ClawtoolConfig.make({ sources: { gh: source(["gh", "${A}"], { T: "${B}" }) } })
+      assert.deepStrictEqual(secrets.resolve("gh", config.sources["gh"]!), {
+        command: ["gh", "a"],
+        env: { T: "b" },
+        missing: []
+      })
+    }).pipe(Effect.provide(Secrets.layerTest({ scopes: { gh: { A: "a" } }, env: { B: "b" } })))
+  )
+})
