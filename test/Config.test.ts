@@ -114,7 +114,7 @@ describe("parseConfig (TOML)", () => {
     assert.strictEqual(error.reason, "Invalid")
     assert.strictEqual(
       error.message,
-      `config /x/config.toml:1 at profile: unknown key "profile"; known keys are sources`
+      `config /x/config.toml:1 at profile: unknown key "profile"; known keys are sources, tools, name_budget, observability`
     )
   })
 
@@ -123,7 +123,7 @@ describe("parseConfig (TOML)", () => {
     assert.strictEqual(error.keyPath, "sources.fs.startup-timeout")
     assert.strictEqual(
       error.message,
-      `config /x/config.toml:3 at sources.fs.startup-timeout: unknown key "startup-timeout"; known keys are command, env, cwd, enabled, startup_timeout, env_passthrough`
+      `config /x/config.toml:3 at sources.fs.startup-timeout: unknown key "startup-timeout"; known keys are type, command, env, cwd, enabled, startup_timeout, env_passthrough`
     )
   })
 

@@ -28,8 +28,58 @@ export class SourceConfig extends Schema.Class<SourceConfig>("SourceConfig")({
   env_passthrough: Schema.optionalWith(Schema.Array(EnvName), { default: () => [] })
 }) {}
 
+/** One `[tools."<instance>.<tool>"]` table (ADR-006 selector; the tool part is the name the child uses). */
+export class ToolConfig extends Schema.Class<ToolConfig>("ToolConfig")({
+  usage_hint: Schema.optional(
+    Schema.String.pipe(
+      Schema.pattern(/\S/, { message: () => "usage_hint must not be empty; leave the key out instead" })
+    )
+  ),
+  always_load: Schema.optionalWith(Schema.Boolean, { default: () => false }),
+  enabled: Schema.optionalWith(Schema.Boolean, { default: () => true })
+}) {}
+
+const toolSelector = /^[a-z0-9]+(-[a-z0-9]+)*\..+$/
+
+/** Checked on the whole table so the message names the bad key (a record key refinement would only say "unexpected"). */
+const ToolTables = Schema.Record({ key: Schema.String, value: ToolConfig }).pipe(
+  Schema.filter((tables) => {
+    const bad = Object.keys(tables).find((key) => !toolSelector.test(key))
+    return bad === undefined
+      ? true
+      : {
+          path: [bad],
+          message: `tool selectors are "<instance>.<tool>", like tools."github.create_issue"; got ${JSON.stringify(bad)}`
+        }
+  })
+)
+
+/** Hosts reject tool names over 64 characters; hosts that add their own `mcp__<alias>__` prefix need less. */
+export const NameBudget = Schema.Number.pipe(
+  Schema.int({ message: () => "name_budget must be a whole number of characters" }),
+  Schema.between(24, 128, { message: () => "name_budget must be between 24 and 128 characters" })
+)
+
+/**
+ * `[observability]`: where spans go. `otlp_endpoint` is an OTLP/HTTP base URL (`/v1/traces` is appended), like
+ * OTEL_EXPORTER_OTLP_ENDPOINT, which wins over it.
+ */
+export class ObservabilityConfig extends Schema.Class<ObservabilityConfig>("ObservabilityConfig")({
+  otlp_endpoint: Schema.optional(
+    Schema.String.pipe(
+      Schema.pattern(/^https?:\/\/[^\s]+$/, {
+        message: (issue) =>
+          `otlp_endpoint must be an http(s) URL like "http://localhost:4318", got ${JSON.stringify(issue.actual)}`
+      })
+    )
+  )
+}) {}
+
 export class ClawtoolConfig extends Schema.Class<ClawtoolConfig>("ClawtoolConfig")({
-  sources: Schema.optionalWith(Schema.Record({ key: InstanceName, value: SourceConfig }), { default: () => ({}) })
+  sources: Schema.optionalWith(Schema.Record({ key: InstanceName, value: SourceConfig }), { default: () => ({}) }),
+  tools: Schema.optionalWith(ToolTables, { default: () => ({}) }),
+  name_budget: Schema.optionalWith(NameBudget, { default: () => 64 }),
+  observability: Schema.optionalWith(ObservabilityConfig, { default: () => new ObservabilityConfig({}) })
 }) {
   static readonly empty = new ClawtoolConfig({ sources: {} })
 }

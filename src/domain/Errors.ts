@@ -52,3 +52,14 @@ export class CallError extends Schema.TaggedError<CallError>("clawtool/CallError
     return `${this.tool}: ${this.detail}`
   }
 }
+
+/** A core tool manifest that cannot be served (a programming error, reported at start-up instead of a crash). */
+export class ManifestError extends Schema.TaggedError<ManifestError>("clawtool/ManifestError")("ManifestError", {
+  reason: Schema.Literal("EmptyName", "InvalidName", "DuplicateName", "InvalidCategory"),
+  tool: Schema.String,
+  detail: Schema.String
+}) {
+  override get message() {
+    return `tool manifest: ${this.reason}: ${this.detail}`
+  }
+}

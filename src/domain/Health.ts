@@ -20,6 +20,15 @@ const runners = new Set(["npx", "bunx", "pnpx", "uvx", "pipx", "docker", "podman
 const runnerVerbs = new Set(["run", "exec", "dlx", "x", "tool", "--rm", "-i", "-y", "--yes"])
 const basename = (path: string) => path.split(/[\\/]/).pop() ?? path
 
+/** `…/node_modules/@scope/pkg/dist/index.js` → `@scope/pkg`. */
+const installedPackage = (script: string): string | undefined => {
+  const parts = script.split(/[\\/]/)
+  const at = parts.lastIndexOf("node_modules")
+  if (at === -1 || at + 1 >= parts.length) return undefined
+  const first = parts[at + 1]!
+  return first.startsWith("@") && at + 2 < parts.length ? `${first}/${parts[at + 2]}` : first
+}
+
 /**
  * What a source runs, for humans: the package a runner (npx, uvx, docker…) starts, skipping flags and
  * verbs (`npx -y @scope/pkg` → `@scope/pkg`, not the Go original's `-y`); a script for `node x.js`;
@@ -31,7 +40,7 @@ export const packageOf = (command: ReadonlyArray<string>): string => {
   if (runners.has(name)) return args.find((arg) => !arg.startsWith("-") && !runnerVerbs.has(arg)) ?? name
   if (name === "node" || name === "python" || name === "python3") {
     const script = args.find((arg) => !arg.startsWith("-"))
-    if (script !== undefined) return basename(script)
+    if (script !== undefined) return installedPackage(script) ?? basename(script)
   }
   return name
 }

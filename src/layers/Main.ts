@@ -1,8 +1,10 @@
 import { Layer, type Option } from "effect"
 import { Config, ConfigLocation } from "../services/Config.js"
 import { Gateway } from "../services/Gateway.js"
+import { Registry } from "../services/Registry.js"
 import { Secrets } from "../services/Secrets.js"
 import { Sources } from "../services/Sources.js"
+import { TelemetryLive } from "./Telemetry.js"
 
 export interface Location {
   readonly config: Option.Option<string>
@@ -13,8 +15,21 @@ export interface Location {
 export const StaticLive = (location: Location) =>
   Layer.merge(Config.Default, Secrets.Default).pipe(Layer.provide(ConfigLocation.layer(location)))
 
-/** Everything `clawtool health` needs: the same start path as serve, without the MCP edge. */
-export const HealthLive = (location: Location) => Sources.Default.pipe(Layer.provide(ConfigLocation.layer(location)))
+/**
+ * Everything `clawtool health`, `tools list` and `tools export-typescript` need: the same start path as serve
+ * (so the catalogs agree), without the MCP edge. One graph, so Registry shares Sources' children.
+ */
+export const HealthLive = (location: Location) =>
+  Layer.merge(Sources.Default, Registry.Default).pipe(Layer.provide(ConfigLocation.layer(location)))
 
-/** `clawtool serve`: Gateway over Registry over Sources, built once (layers are memoised per graph). */
-export const ServeLive = (location: Location) => Gateway.Default.pipe(Layer.provide(ConfigLocation.layer(location)))
+/**
+ * `clawtool serve`: Gateway over Registry over Sources, built once (layers are memoised per graph, so the
+ * Config that Telemetry reads is the one Sources uses). Telemetry is built first so every service captures
+ * its tracer, and closed last so the spans of the shutdown are flushed too.
+ */
+export const ServeLive = (location: Location) =>
+  Gateway.Default.pipe(
+    Layer.provide(TelemetryLive()),
+    Layer.provide(Config.Default),
+    Layer.provide(ConfigLocation.layer(location))
+  )

@@ -8,6 +8,8 @@ import { errorResult, type CallToolResult, type JsonObject } from "../domain/Mcp
 import { StdioServerTransport } from "../transport/StdioServerTransport.js"
 import * as Version from "../version.js"
 import { Registry } from "./Registry.js"
+import type { Progress } from "./SourceClient.js"
+import { Tracing } from "./Tracing.js"
 
 // Loose request schemas: params are checked here with precise JSON-RPC errors (-32602), and results are
 // relayed without re-validating them against schemas the gateway does not own (ADR-002).
@@ -18,6 +20,7 @@ type Handler = (
   request: { method: string; params?: unknown },
   extra: {
     signal: AbortSignal
+    requestId: string | number
     sendNotification: (notification: ServerNotification) => Promise<void>
   }
 ) => Promise<unknown>
@@ -53,9 +56,10 @@ const callErrorResult = (error: CallError): CallToolResult =>
  * see the whole catalog.
  */
 export class Gateway extends Effect.Service<Gateway>()("clawtool/Gateway", {
-  dependencies: [Registry.Default],
+  dependencies: [Registry.Default, Tracing.Default],
   scoped: Effect.gen(function* () {
     const registry = yield* Registry
+    const tracing = yield* Tracing
     const runtime = yield* Effect.runtime<never>()
     const run = <A, E>(effect: Effect.Effect<A, E>, signal: AbortSignal) =>
       Runtime.runPromise(runtime)(effect, { signal })
@@ -87,26 +91,26 @@ export class Gateway extends Effect.Service<Gateway>()("clawtool/Gateway", {
       // each progress notification goes back under the host's token.
       const { progressToken, ...forwardedMeta } = meta ?? {}
       const hasProgress = typeof progressToken === "string" || typeof progressToken === "number"
-      const call = registry
-        .call(
-          params.name,
-          {
-            arguments: args,
-            _meta: meta === undefined ? undefined : forwardedMeta
-          },
-          {
-            onProgress: hasProgress
-              ? (progress) =>
-                  void extra
-                    .sendNotification({
-                      method: "notifications/progress",
-                      params: { ...progress, progressToken }
-                    })
-                    .catch(() => {})
-              : undefined
-          }
-        )
-        .pipe(Effect.catchTag("CallError", (error) => Effect.succeed(callErrorResult(error))))
+      const onProgress = hasProgress
+        ? (progress: Progress) =>
+            void extra
+              .sendNotification({
+                method: "notifications/progress",
+                params: { ...progress, progressToken }
+              })
+              .catch(() => {})
+        : undefined
+      // The server span wraps the whole call; the child gets the client span's traceparent merged into the
+      // host's _meta, and the result's _meta.traceparent names clawtool's server span (SEP-414).
+      const name = params.name
+      const call = tracing.toolCall({
+        wire: name,
+        requestId: extra.requestId,
+        context: tracing.extract(meta),
+        meta: meta === undefined ? undefined : forwardedMeta,
+        call: (_meta) => registry.call(name, { arguments: args, _meta }, { onProgress }),
+        recover: callErrorResult
+      })
       return run(call, extra.signal)
     })
 

@@ -2,48 +2,130 @@ import { Effect, Option } from "effect"
 import { CallError } from "../domain/Errors.js"
 import type { CallToolResult, JsonObject, Tool } from "../domain/Mcp.js"
 import * as WireName from "../domain/WireName.js"
+import { Config } from "./Config.js"
+import * as Catalogs from "./Registry/Catalog.js"
+import type { Catalog, InstanceTools } from "./Registry/Catalog.js"
+import { coreSpecs } from "./Registry/CoreTools.js"
+import * as Manifest from "./Registry/Manifest.js"
+import * as ToolSearch from "./Registry/ToolSearch.js"
 import type { CallOptions } from "./SourceClient.js"
 import { Sources } from "./Sources.js"
 
-const byteOrder = (a: Tool, b: Tool) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)
+export type { Catalog, CatalogEntry } from "./Registry/Catalog.js"
+
+/** The same instances with the same tool arrays (Sources keeps an instance's array until its state changes). */
+const sameInput = (a: ReadonlyArray<InstanceTools>, b: ReadonlyArray<InstanceTools>) =>
+  a.length === b.length && a.every((entry, i) => entry.instance === b[i]!.instance && entry.tools === b[i]!.tools)
 
 /**
- * Shapes the catalog the host sees (`<instance>__<tool>`, sorted byte-wise, last) and routes a wire name
- * back to its instance and original tool.
+ * The catalog the host sees and the routing back from it: clawtool's core tools beside every running source's
+ * tools under budgeted `<instance>__<tool>` names, config gating (`enabled`, hints, alwaysLoad), the seed's
+ * pipeline (hints → alwaysLoad → sort last) and a sha256 catalog hash.
  */
 export class Registry extends Effect.Service<Registry>()("clawtool/Registry", {
-  dependencies: [Sources.Default],
+  dependencies: [Sources.Default, Config.Default],
   effect: Effect.gen(function* () {
     const sources = yield* Sources
+    const { config } = yield* Config
+    const manifest = yield* Manifest.make(coreSpecs)
 
-    const list = Effect.fn("Registry.list")(function* () {
-      const catalog = yield* sources.catalog
-      const tools = catalog.flatMap(({ instance, tools }) =>
-        tools.map((tool): Tool => ({ ...tool, name: WireName.make(instance, tool.name) }))
-      )
-      return tools.sort(byteOrder) as ReadonlyArray<Tool>
+    for (const key of Object.keys(config.tools)) {
+      const instance = key.slice(0, key.indexOf("."))
+      if (config.sources[instance] === undefined) {
+        yield* Effect.logWarning(`config: [tools."${key}"] names no configured source "${instance}"`)
+      }
+    }
+
+    // The catalog is rebuilt only when some instance's tool list changed; the search index only when the hash did.
+    let built: { readonly input: ReadonlyArray<InstanceTools>; readonly catalog: Catalog } | undefined
+    let index: ToolSearch.Index | undefined
+
+    const catalog: Effect.Effect<Catalog> = Effect.map(sources.catalog, (input) => {
+      if (built !== undefined && sameInput(built.input, input)) return built.catalog
+      const next = Catalogs.build({ manifest, sources: input, toolConfig: config.tools, budget: config.name_budget })
+      built = { input, catalog: next }
+      return next
     })
+
+    const search = (query: string, limit: number) =>
+      Effect.map(catalog, (current) => {
+        if (index === undefined || index.hash !== current.hash) index = ToolSearch.build(current, manifest)
+        return { hash: current.hash, hits: index.search(query, limit) }
+      }).pipe(Effect.withSpan("Registry.search", { attributes: { "clawtool.search.limit": limit } }))
+
+    const context: Manifest.CoreContext = { catalog, health: sources.health, search }
+
+    /** Exactly what tools/list answers. */
+    const list = Effect.fn("Registry.list")(function* () {
+      return (yield* catalog).tools as ReadonlyArray<Tool>
+    })
+
+    /** Why a wire name that is not in the catalog cannot be called. */
+    const unroutable = (wire: string, current: Catalog) =>
+      Effect.gen(function* () {
+        const entry = current.entries.find((candidate) => candidate.wire === wire && !candidate.listed)
+        if (entry !== undefined) {
+          return yield* new CallError({
+            tool: wire,
+            reason: "NoSuchTool",
+            detail:
+              entry.status === "collision"
+                ? `"${wire}" is not served: ${entry.instance}.${entry.original} lost a name ${entry.rule}`
+                : `"${wire}" is disabled by the config (${entry.rule} = false)`
+          })
+        }
+        // A stopped instance's tools are not in the catalog: say it is not running, but never call it.
+        const instance = Option.map(WireName.split(wire), (split) => split.instance)
+        const row = Option.isSome(instance)
+          ? (yield* sources.health).find((candidate) => candidate.name === instance.value)
+          : undefined
+        if (row !== undefined && row.status !== "running") {
+          return yield* new CallError({
+            tool: wire,
+            reason: "NotRunning",
+            detail: `source "${row.name}" is not running (${row.reason === "" ? row.status : row.reason})`,
+            retryable: row.status !== "unauthenticated"
+          })
+        }
+        return yield* new CallError({
+          tool: wire,
+          reason: "NoSuchTool",
+          detail: row === undefined ? `unknown tool "${wire}"` : `source "${row.name}" has no tool listed as "${wire}"`
+        })
+      })
 
     const call = (
       wire: string,
       request: { readonly arguments?: JsonObject | undefined; readonly _meta?: JsonObject | undefined },
       options?: CallOptions
     ): Effect.Effect<CallToolResult, CallError> =>
-      Option.match(WireName.split(wire), {
-        onNone: () =>
-          Effect.fail(new CallError({ tool: wire, reason: "NoSuchTool", detail: `unknown tool "${wire}"` })),
-        onSome: ({ instance, tool }) =>
-          sources.callTool(
-            instance,
-            {
-              name: tool,
-              ...(request.arguments === undefined ? {} : { arguments: request.arguments }),
-              ...(request._meta === undefined ? {} : { _meta: request._meta })
-            },
-            options
-          )
+      Effect.gen(function* () {
+        const core = manifest.byName.get(wire)
+        if (core !== undefined) return yield* core.call(request.arguments, context)
+        const current = yield* catalog
+        const route = current.routes.get(wire)
+        if (route === undefined) return yield* unroutable(wire, current)
+        return yield* sources.callTool(
+          route.instance,
+          {
+            name: route.tool,
+            ...(request.arguments === undefined ? {} : { arguments: request.arguments }),
+            ...(request._meta === undefined ? {} : { _meta: request._meta })
+          },
+          options
+        )
       }).pipe(Effect.withSpan("Registry.call", { attributes: { "gen_ai.tool.name": wire } }))
 
-    return { list, call, changes: sources.changes, awaitSettled: sources.awaitSettled } as const
+    return {
+      list,
+      call,
+      /** The full catalog: listed tools, every entry with its rule, collisions, hash and routes. */
+      catalog,
+      manifest,
+      search,
+      health: sources.health,
+      changes: sources.changes,
+      awaitSettled: sources.awaitSettled
+    } as const
   })
 }) {}

@@ -243,7 +243,9 @@ const spawnError = (spec: LaunchSpec, cause: unknown) =>
 const terminate = (child: SpawnedChild, exited: Deferred.Deferred<ExitInfo>) =>
   Effect.gen(function* () {
     const pid = child.pid!
-    const waitExit = (grace: Duration.Duration) => Effect.timeoutOption(Deferred.await(exited), grace)
+    // Finalizers run uninterruptibly; the wait must be interruptible itself or the timeout could never cut it.
+    const waitExit = (grace: Duration.Duration) =>
+      Effect.timeoutOption(Effect.interruptible(Deferred.await(exited)), grace)
     if (Option.isSome(yield* Deferred.poll(exited))) return killGroup(pid, "SIGKILL")
     if (!child.stdin.destroyed) child.stdin.end()
     if (Option.isSome(yield* waitExit(shutdownGrace.eof))) return

@@ -1,0 +1,77 @@
+import { createHash } from "node:crypto"
+import type { JsonObject, Tool } from "../../domain/Mcp.js"
+
+/**
+ * The tools/list pipeline, as in the Go seed: usage hints, then alwaysLoad, then a deterministic sort LAST (so
+ * nothing after it can disturb the order). Each step is pure, returns new objects and leaves tools it does not
+ * touch exactly as they were, without adding an empty `_meta`.
+ */
+
+export const alwaysLoadKey = "anthropic/alwaysLoad"
+
+const isObject = (value: unknown): value is JsonObject =>
+  typeof value === "object" && value !== null && !Array.isArray(value)
+
+/** `_meta.clawtool.usage_hint = hint`: extends an existing `_meta.clawtool` object, replaces a non-object one. */
+export const withUsageHint = (tool: Tool, hint: string): Tool => {
+  const meta = tool._meta ?? {}
+  const clawtool = isObject(meta.clawtool) ? meta.clawtool : {}
+  return { ...tool, _meta: { ...meta, clawtool: { ...clawtool, usage_hint: hint } } }
+}
+
+export const applyUsageHints = (
+  tools: ReadonlyArray<Tool>,
+  hints: ReadonlyMap<string, string>
+): ReadonlyArray<Tool> => {
+  if (hints.size === 0) return tools
+  return tools.map((tool) => {
+    const hint = hints.get(tool.name)
+    return hint === undefined || hint.trim() === "" ? tool : withUsageHint(tool, hint)
+  })
+}
+
+/** `_meta["anthropic/alwaysLoad"] = true` on the hot set (a flat key with a slash, as Claude Code reads it). */
+export const applyAlwaysLoad = (tools: ReadonlyArray<Tool>, hot: ReadonlySet<string>): ReadonlyArray<Tool> => {
+  if (hot.size === 0) return tools
+  return tools.map((tool) => (hot.has(tool.name) ? { ...tool, _meta: { ...tool._meta, [alwaysLoadKey]: true } } : tool))
+}
+
+/** Byte-wise (code unit) order; wire names are ASCII, so this is byte order. */
+export const byteOrder = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0)
+
+/** Stable sort by wire name; fields untouched. */
+export const sortByName = (tools: ReadonlyArray<Tool>): ReadonlyArray<Tool> =>
+  [...tools].sort((a, b) => byteOrder(a.name, b.name))
+
+/** The whole pipeline; the sort is the last step. */
+export const pipeline = (
+  tools: ReadonlyArray<Tool>,
+  options: { readonly hints: ReadonlyMap<string, string>; readonly alwaysLoad: ReadonlySet<string> }
+): ReadonlyArray<Tool> => sortByName(applyAlwaysLoad(applyUsageHints(tools, options.hints), options.alwaysLoad))
+
+// --- Catalog stability ---------------------------------------------------------------------------------------------
+
+/**
+ * A copy with every object's keys in byte order, recursively (arrays keep their order): the same catalog then
+ * serialises to the same bytes however a child or a schema library ordered its keys (prompt-cache stability).
+ */
+export const canonical = <A>(value: A): A => {
+  if (Array.isArray(value)) return value.map(canonical) as A
+  if (!isObject(value)) return value
+  const out: Record<string, unknown> = {}
+  for (const key of Object.keys(value).sort(byteOrder)) {
+    const inner = value[key]
+    if (inner !== undefined) out[key] = canonical(inner)
+  }
+  return out as A
+}
+
+/** JSON with canonical key order. */
+export const canonicalJson = (value: unknown): string => JSON.stringify(canonical(value))
+
+/** sha256 (hex) of the canonical JSON of the listed tools, in list order. */
+export const catalogHash = (tools: ReadonlyArray<Tool>): string =>
+  createHash("sha256").update(canonicalJson(tools)).digest("hex")
+
+/** A rough token count of one tool's definition as the host receives it (~4 characters per token). */
+export const estimateTokens = (tool: Tool): number => Math.ceil(canonicalJson(tool).length / 4)

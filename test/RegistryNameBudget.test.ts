@@ -1,0 +1,126 @@
+import { assert, describe, it } from "@effect/vitest"
+import { Either } from "effect"
+import { ToolConfig } from "../src/domain/Config.js"
+import type { Tool } from "../src/domain/Mcp.js"
+import * as Catalog from "../src/services/Registry/Catalog.js"
+import { coreSpecs } from "../src/services/Registry/CoreTools.js"
+import * as Manifest from "../src/services/Registry/Manifest.js"
+import * as NameBudget from "../src/services/Registry/NameBudget.js"
+
+const hostPattern = /^[a-zA-Z0-9_-]{1,64}$/
+const manifest = Either.getOrThrow(Manifest.make(coreSpecs))
+const tool = (name: string): Tool => ({ name, inputSchema: { type: "object" } })
+
+describe("wireName", () => {
+  it("keeps names that fit as <instance>__<tool>", () => {
+    assert.deepStrictEqual(NameBudget.wireName("github", "create_issue"), {
+      wire: "github__create_issue",
+      instance: "github",
+      tool: "create_issue",
+      shaping: "as-is"
+    })
+  })
+
+  it("maps dots, slashes and other characters hosts reject to _", () => {
+    const mapped = NameBudget.wireName("fs", "files/read.text v2")
+    assert.strictEqual(mapped.wire, "fs__files_read_text_v2")
+    assert.strictEqual(mapped.shaping, "sanitized")
+    assert.match(NameBudget.wireName("x1", "ünïcode.tool").wire, hostPattern)
+  })
+
+  it("shortens long names to the budget with a stable hash of the original names", () => {
+    const long = `a_very_long_tool_name_${"x".repeat(80)}`
+    for (const budget of [64, 60, 40, 24]) {
+      const mapped = NameBudget.wireName("my-company-notion", long, budget)
+      assert.strictEqual(mapped.wire.length, budget)
+      assert.match(mapped.wire, hostPattern)
+      assert.strictEqual(mapped.shaping, "shortened")
+      assert.isTrue(mapped.wire.endsWith(`_${NameBudget.shortHash("my-company-notion", long)}`))
+    }
+    assert.strictEqual(
+      NameBudget.wireName("notion", long).wire,
+      NameBudget.wireName("notion", long).wire,
+      "deterministic"
+    )
+    // Same truncated prefix, different originals: different names.
+    assert.notStrictEqual(
+      NameBudget.wireName("notion", `${long}1`).wire,
+      NameBudget.wireName("notion", `${long}2`).wire
+    )
+  })
+
+  it("a name exactly at the budget is kept; one character more is shortened", () => {
+    const fits = "t".repeat(64 - "ab__".length)
+    assert.strictEqual(NameBudget.wireName("ab", fits).wire, `ab__${fits}`)
+    assert.strictEqual(NameBudget.wireName("ab", `${fits}t`).shaping, "shortened")
+  })
+})
+
+describe("Catalog.build: names, routing and collisions", () => {
+  const build = (
+    sources: ReadonlyArray<Catalog.InstanceTools>,
+    options: { budget?: number; toolConfig?: Record<string, ToolConfig> } = {}
+  ) => Catalog.build({ manifest, sources, toolConfig: options.toolConfig ?? {}, budget: options.budget ?? 64 })
+
+  it("every wire name fits the host pattern, and the reverse map leads back to instance and original name", () => {
+    const originals = ["read.file", "a/b/c", `long_${"y".repeat(90)}`, "plain", "dash-ed", "sp ace"]
+    const catalog = build([{ instance: "my-company-notion", tools: originals.map(tool) }], { budget: 60 })
+    for (const t of catalog.tools) {
+      assert.match(t.name, hostPattern)
+      assert.isAtMost(t.name.length, 60)
+    }
+    const routed = [...catalog.routes.entries()].map(([, route]) => route.tool).sort()
+    assert.deepStrictEqual(routed, [...originals].sort())
+    for (const [wire, route] of catalog.routes) {
+      assert.strictEqual(NameBudget.wireName(route.instance, route.tool, 60).wire, wire)
+    }
+  })
+
+  it("names do not depend on how many instances or tools exist", () => {
+    const long = `x_${"z".repeat(80)}`
+    const alone = build([{ instance: "gh", tools: [tool(long), tool("search_code")] }])
+    const crowded = build([
+      { instance: "aa", tools: [tool("search_code"), tool(long)] },
+      { instance: "gh", tools: [tool(long), tool("search_code"), tool("other")] },
+      { instance: "zz", tools: [tool(long)] }
+    ])
+    const ghNames = (catalog: Catalog.Catalog) =>
+      [...catalog.routes].filter(([, route]) => route.instance === "gh" && route.tool !== "other").map(([wire]) => wire)
+    assert.deepStrictEqual(ghNames(alone).sort(), ghNames(crowded).sort())
+  })
+
+  it("a collision after mapping keeps the unchanged name, reports the other and never overwrites it", () => {
+    const catalog = build([{ instance: "fs", tools: [tool("read.file"), tool("read_file")] }])
+    assert.deepStrictEqual(catalog.collisions, [
+      { wire: "fs__read_file", kept: "fs.read_file", dropped: ["fs.read.file"] }
+    ])
+    assert.deepStrictEqual(catalog.routes.get("fs__read_file"), { instance: "fs", tool: "read_file" })
+    const dropped = catalog.entries.find((entry) => entry.original === "read.file")!
+    assert.isFalse(dropped.listed)
+    assert.strictEqual(dropped.rule, "collision with fs.read_file")
+    assert.strictEqual(catalog.tools.filter((t) => t.name === "fs__read_file").length, 1)
+  })
+
+  it("between two mapped names, the rule is byte order of the original names, whatever order the child used", () => {
+    const one = build([{ instance: "fs", tools: [tool("a/b"), tool("a.b")] }])
+    const two = build([{ instance: "fs", tools: [tool("a.b"), tool("a/b")] }])
+    assert.deepStrictEqual(one.collisions, two.collisions)
+    assert.deepStrictEqual(one.collisions, [{ wire: "fs__a_b", kept: "fs.a.b", dropped: ["fs.a/b"] }])
+    assert.strictEqual(one.hash, two.hash)
+  })
+
+  it("disabling one side of a collision settles it", () => {
+    const catalog = build([{ instance: "fs", tools: [tool("read.file"), tool("read_file")] }], {
+      toolConfig: { "fs.read_file": ToolConfig.make({ enabled: false }) }
+    })
+    assert.deepStrictEqual(catalog.collisions, [])
+    assert.deepStrictEqual(catalog.routes.get("fs__read_file"), { instance: "fs", tool: "read.file" })
+  })
+
+  it("core tools are never shadowed: they always list, and no source name can equal one", () => {
+    const catalog = build([{ instance: "ab", tools: [tool("ToolSearch")] }], { budget: 24 })
+    assert.isTrue(catalog.tools.some((t) => t.name === "ToolSearch" && t.description?.startsWith("Search every tool")))
+    assert.isTrue(catalog.routes.has("ab__ToolSearch"))
+    assert.isFalse(catalog.routes.has("ToolSearch"))
+  })
+})

@@ -1,0 +1,54 @@
+import { Effect, Either, Layer } from "effect"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import { Config, parseConfig } from "../../src/services/Config.js"
+import { Secrets } from "../../src/services/Secrets.js"
+import { SourceClient } from "../../src/services/SourceClient.js"
+import { Sources } from "../../src/services/Sources.js"
+
+export const root = path.resolve(import.meta.dirname, "../..")
+export const stub = path.join(root, "test/fixtures/stub-server.mjs")
+export const everything = path.join(root, "node_modules/@modelcontextprotocol/server-everything/dist/index.js")
+
+/** A TOML `command = [...]` value running the stub fixture with these flags. */
+export const stubCommand = (...flags: ReadonlyArray<string>) => JSON.stringify([process.execPath, stub, ...flags])
+
+export const tempDir = (prefix = "clawtool-test-") => fs.mkdtempSync(path.join(os.tmpdir(), prefix))
+
+export const configFrom = (toml: string) => Either.getOrThrow(parseConfig(toml, "test.toml", "toml"))
+
+/** Sources over real children, from a TOML text; the env is what `${VAR}` resolves against. */
+export const sourcesLayer = (toml: string, env: Record<string, string> = {}) => {
+  const config = configFrom(toml)
+  return Sources.DefaultWithoutDependencies.pipe(
+    Layer.provide(
+      Layer.mergeAll(
+        Config.layerTest(config),
+        Secrets.layerTest({ env, sources: config.sources }),
+        SourceClient.Default
+      )
+    )
+  )
+}
+
+export const isAlive = (pid: number) => {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch {
+    return false
+  }
+}
+
+/** Polls until `check` holds (real time), failing after `limitMs`: outcomes, not timings. */
+export const eventually = (check: () => boolean, limitMs = 10_000, what = "condition") =>
+  Effect.gen(function* () {
+    const until = Date.now() + limitMs
+    while (!check()) {
+      if (Date.now() > until) return yield* Effect.dieMessage(`timed out waiting for ${what}`)
+      yield* Effect.sleep("50 millis")
+    }
+  })
+
+export const readPid = (file: string) => Number(fs.readFileSync(file, "utf8").trim())
