@@ -102,8 +102,15 @@ export class Registry extends Effect.Service<Registry>()("clawtool/Registry", {
       Effect.gen(function* () {
         const core = manifest.byName.get(wire)
         if (core !== undefined) return yield* core.call(request.arguments, context)
-        const current = yield* catalog
-        const route = current.routes.get(wire)
+        let current = yield* catalog
+        let route = current.routes.get(wire)
+        if (route === undefined) {
+          // A call can race the start-up (a host that remembers names from a previous session): an unknown name
+          // waits until every source has settled (bounded by their startup timeouts) before it is declared unknown.
+          yield* sources.awaitSettled
+          current = yield* catalog
+          route = current.routes.get(wire)
+        }
         if (route === undefined) return yield* unroutable(wire, current)
         return yield* sources.callTool(
           route.instance,

@@ -1,0 +1,82 @@
+import { Client } from "@modelcontextprotocol/sdk/client/index.js"
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
+import { Effect } from "effect"
+import { execFileSync, spawn, spawnSync, type ChildProcessWithoutNullStreams } from "node:child_process"
+import * as fs from "node:fs"
+import * as path from "node:path"
+import { root, tempDir } from "./sources.js"
+
+export const main = path.join(root, "dist/main.js")
+
+const newestSource = (dir: string): number =>
+  fs
+    .readdirSync(dir, { withFileTypes: true })
+    .reduce(
+      (newest, item) =>
+        Math.max(
+          newest,
+          item.isDirectory()
+            ? newestSource(path.join(dir, item.name))
+            : item.name.endsWith(".ts")
+              ? fs.statSync(path.join(dir, item.name)).mtimeMs
+              : 0
+        ),
+      0
+    )
+
+/** e2e tests run the built CLI; `npm test` builds first, this covers running one file on its own. */
+export const ensureBuilt = () => {
+  if (!fs.existsSync(main) || fs.statSync(main).mtimeMs < newestSource(path.join(root, "src"))) {
+    execFileSync("npx", ["tsc", "-p", "tsconfig.json"], { cwd: root, stdio: "pipe" })
+  }
+}
+
+export const writeConfig = (text: string, name = "config.toml") => {
+  const file = path.join(tempDir(), name)
+  fs.writeFileSync(file, text)
+  return file
+}
+
+/** Runs the built CLI to completion. */
+export const runCli = (args: ReadonlyArray<string>, env: Record<string, string> = {}) => {
+  const result = spawnSync(process.execPath, [main, ...args], {
+    cwd: root,
+    encoding: "utf8",
+    env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", ...env },
+    timeout: 60_000
+  })
+  return { code: result.status, stdout: result.stdout, stderr: result.stderr }
+}
+
+/** `clawtool serve` as a raw process: the test writes JSON-RPC lines and reads stdout itself. */
+export const spawnServe = (config: string): ChildProcessWithoutNullStreams =>
+  spawn(process.execPath, [main, "serve", "--config", config], {
+    cwd: root,
+    env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "" },
+    stdio: ["pipe", "pipe", "pipe"]
+  })
+
+/** An SDK client (the host) connected to `clawtool serve`, closed with the scope. */
+export const serveClient = (config: string, capabilities: Record<string, unknown> = {}) =>
+  Effect.acquireRelease(
+    Effect.promise(async () => {
+      const transport = new StdioClientTransport({
+        command: process.execPath,
+        args: [main, "serve", "--config", config],
+        cwd: root,
+        stderr: "pipe"
+      })
+      const client = new Client({ name: "e2e-host", version: "1.0.0" }, { capabilities })
+      await client.connect(transport)
+      return client
+    }),
+    (client) => Effect.promise(() => client.close())
+  )
+
+export const exitOf = (child: ChildProcessWithoutNullStreams) =>
+  Effect.async<{ code: number | null; signal: string | null }>((resume) => {
+    if (child.exitCode !== null || child.signalCode !== null) {
+      return resume(Effect.succeed({ code: child.exitCode, signal: child.signalCode }))
+    }
+    child.once("exit", (code, signal) => resume(Effect.succeed({ code, signal })))
+  })
