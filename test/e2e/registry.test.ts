@@ -4,11 +4,12 @@ import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { Effect } from "effect"
-import { execFileSync, spawnSync } from "node:child_process"
+import { spawnSync } from "node:child_process"
 import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
 import * as z from "zod"
+import { ensureBuilt } from "../lib/cli.js"
 
 const root = Path.resolve(import.meta.dirname, "../..")
 const main = Path.join(root, "dist/main.js")
@@ -16,25 +17,7 @@ const stub = Path.join(root, "test/fixtures/stub-server.mjs")
 const work = Fs.mkdtempSync(Path.join(Os.tmpdir(), "clawtool-registry-e2e-"))
 afterAll(() => Fs.rmSync(work, { recursive: true, force: true }))
 
-const newestSource = (dir: string): number =>
-  Fs.readdirSync(dir, { withFileTypes: true }).reduce(
-    (newest, item) =>
-      Math.max(
-        newest,
-        item.isDirectory()
-          ? newestSource(Path.join(dir, item.name))
-          : item.name.endsWith(".ts")
-            ? Fs.statSync(Path.join(dir, item.name)).mtimeMs
-            : 0
-      ),
-    0
-  )
-
-beforeAll(() => {
-  if (!Fs.existsSync(main) || Fs.statSync(main).mtimeMs < newestSource(Path.join(root, "src"))) {
-    execFileSync("npm", ["run", "build"], { cwd: root, stdio: "pipe" })
-  }
-}, 120_000)
+beforeAll(ensureBuilt, 120_000)
 
 const hint = "Echo text back: handy to check the connection end to end."
 
