@@ -53,7 +53,21 @@ const health = Command.make("health", { config, secrets, json }, (options) =>
     const rows = yield* sources.health
     const catalog = yield* (yield* Registry).catalog
     if (options.json) {
-      const keys = ["name", "status", "reason", "toolCount", "package", "pid", "startupMs", "stderrTail"] as const
+      const keys = [
+        "name",
+        "status",
+        "reason",
+        "toolCount",
+        "package",
+        "pid",
+        "startupMs",
+        "stderrTail",
+        "restarts",
+        "lastExit",
+        "nextRetryAt",
+        "uptimeMs",
+        "stdoutGarbage"
+      ] as const
       const out = rows.map((row) => Object.fromEntries(keys.map((key) => [key, row[key]])))
       yield* Console.log(JSON.stringify(out, null, 2))
       // stdout stays the array it always was; the catalog summary goes beside it, on stderr.

@@ -64,7 +64,9 @@ const makeLayer = (initial: ReadonlyArray<InstanceTools>) =>
           Ref.update(calls, (all) => [...all, { instance, request }]),
           { content: [{ type: "text", text: `${instance}:${request.name}` }] } satisfies CallToolResult
         ),
-      changes: Stream.never
+      changes: Stream.never,
+      connection: () => Effect.die("unused"),
+      running: Effect.succeed([])
     })
     const config = Either.getOrThrow(parseConfig(configText, "test.toml"))
     const layer = Registry.DefaultWithoutDependencies.pipe(
@@ -249,7 +251,9 @@ describe("Registry", () => {
         catalog: Effect.succeed([]),
         health: Effect.succeed([]),
         callTool: () => Effect.die("unused"),
-        changes: Stream.never
+        changes: Stream.never,
+        connection: () => Effect.die("unused"),
+        running: Effect.succeed([])
       })
       const registry = yield* Registry.pipe(
         Effect.provide(

@@ -71,10 +71,13 @@ describe("Sources (real children)", () => {
           [sources.hung]
           command = ${stubCommand("--hang-initialize")}
           startup_timeout = "1s"
+          restart = "never"
           [sources.bad-command]
           command = ["/no/such/binary"]
+          restart = "never"
           [sources.exits]
           command = ${stubCommand("--exit-at-once", "7")}
+          restart = "never"
           [sources.auth]
           command = ${stubCommand("--auth-error")}
         `)
@@ -189,7 +192,7 @@ describe("Sources (real children)", () => {
     })
   )
 
-  it.scopedLive("a child that crashes mid-call fails the call fast with a retryable error and goes down", () =>
+  it.scopedLive("restart = never: a child that crashes mid-call fails the call fast (retryable) and stays down", () =>
     Effect.gen(function* () {
       const sources = yield* Sources
       yield* sources.awaitSettled
@@ -209,6 +212,7 @@ describe("Sources (real children)", () => {
         sourcesLayer(`
           [sources.crashy]
           command = ${stubCommand("--crash-on-call")}
+          restart = "never"
         `)
       )
     )

@@ -16,6 +16,29 @@ const EnvName = Schema.String.pipe(
   })
 )
 
+const restartPolicies = ["on-failure", "never"] as const
+const restartMessage = (actual: unknown) => `restart is "on-failure" or "never", got ${JSON.stringify(actual)}`
+// A refined string, not a Literal union: the formatter reports a union member by member, not with one message.
+const RestartPolicy = Schema.String.annotations({ message: (issue) => restartMessage(issue.actual) }).pipe(
+  Schema.filter(
+    (value): value is (typeof restartPolicies)[number] => (restartPolicies as ReadonlyArray<string>).includes(value),
+    { message: (issue) => restartMessage(issue.actual) }
+  )
+)
+
+const PositiveDuration = Schema.compose(
+  // Own message for a non-string (`= 5`): the generic one would only say "expected a string".
+  Schema.String.annotations({
+    message: (issue) => `expected a duration like "500ms", "60s", "2m" or "1h", got ${JSON.stringify(issue.actual)}`
+  }),
+  DurationString
+).pipe(Schema.filter((duration) => Duration.greaterThan(duration, Duration.zero) || "must be longer than 0"))
+
+const MaxRestarts = Schema.Number.pipe(
+  Schema.int({ message: () => "max_restarts must be a whole number" }),
+  Schema.nonNegative({ message: () => "max_restarts must not be negative" })
+)
+
 /** One `[sources.<instance>]` table. Keys are the TOML names; unknown keys are errors. */
 export class SourceConfig extends Schema.Class<SourceConfig>("SourceConfig")({
   /** Accepted for configs written by the Go clawtool (`type = "mcp"`); stdio is the only transport. */
@@ -25,8 +48,28 @@ export class SourceConfig extends Schema.Class<SourceConfig>("SourceConfig")({
   cwd: Schema.optional(Schema.String),
   enabled: Schema.optionalWith(Schema.Boolean, { default: () => true }),
   startup_timeout: Schema.optionalWith(DurationString, { default: () => Duration.seconds(60) }),
-  env_passthrough: Schema.optionalWith(Schema.Array(EnvName), { default: () => [] })
+  env_passthrough: Schema.optionalWith(Schema.Array(EnvName), { default: () => [] }),
+  // Supervision (ADR-004): restart with exponential backoff, reset by a stable run, crash-loop past max_restarts.
+  restart: Schema.optionalWith(RestartPolicy, { exact: true, default: () => "on-failure" as const }),
+  restart_backoff: Schema.optionalWith(PositiveDuration, { default: () => Duration.millis(250) }),
+  restart_backoff_max: Schema.optionalWith(PositiveDuration, { default: () => Duration.seconds(5) }),
+  restart_window: Schema.optionalWith(PositiveDuration, { default: () => Duration.seconds(60) }),
+  max_restarts: Schema.optionalWith(MaxRestarts, { default: () => 10 }),
+  crash_loop_retry: Schema.optionalWith(PositiveDuration, { default: () => Duration.seconds(60) }),
+  /** Per tools/call, reset by progress; none by default. */
+  call_timeout: Schema.optional(PositiveDuration)
 }) {}
+
+/** Rules across supervision keys, reported at the key to change. */
+const checkSupervision = (source: SourceConfig) =>
+  source.restart === "on-failure" && source.max_restarts === 0
+    ? {
+        path: ["max_restarts"],
+        message: `max_restarts = 0 would never restart; use restart = "never" to turn restarts off`
+      }
+    : Duration.lessThan(source.restart_backoff_max, source.restart_backoff)
+      ? { path: ["restart_backoff_max"], message: "restart_backoff_max must not be shorter than restart_backoff" }
+      : true
 
 /** One `[tools."<instance>.<tool>"]` table (ADR-006 selector; the tool part is the name the child uses). */
 export class ToolConfig extends Schema.Class<ToolConfig>("ToolConfig")({
@@ -76,7 +119,10 @@ export class ObservabilityConfig extends Schema.Class<ObservabilityConfig>("Obse
 }) {}
 
 export class ClawtoolConfig extends Schema.Class<ClawtoolConfig>("ClawtoolConfig")({
-  sources: Schema.optionalWith(Schema.Record({ key: InstanceName, value: SourceConfig }), { default: () => ({}) }),
+  sources: Schema.optionalWith(
+    Schema.Record({ key: InstanceName, value: SourceConfig.pipe(Schema.filter(checkSupervision)) }),
+    { default: () => ({}) }
+  ),
   tools: Schema.optionalWith(ToolTables, { default: () => ({}) }),
   name_budget: Schema.optionalWith(NameBudget, { default: () => 64 }),
   observability: Schema.optionalWith(ObservabilityConfig, { default: () => new ObservabilityConfig({}) })

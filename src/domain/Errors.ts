@@ -41,7 +41,16 @@ export class SourceError extends Schema.TaggedError<SourceError>("clawtool/Sourc
 /** A tools/call that cannot be routed or delivered. The Gateway turns it into an error result or a JSON-RPC error. */
 export class CallError extends Schema.TaggedError<CallError>("clawtool/CallError")("CallError", {
   tool: Schema.String,
-  reason: Schema.Literal("NoSuchInstance", "NoSuchTool", "NotRunning", "InvalidArguments", "Child", "Transport"),
+  reason: Schema.Literal(
+    "NoSuchInstance",
+    "NoSuchTool",
+    "NotRunning",
+    "InvalidArguments",
+    "Child",
+    "Transport",
+    /** No answer within the source's call_timeout; the call was cancelled at the child. */
+    "Timeout"
+  ),
   detail: Schema.String,
   /** JSON-RPC error code the child answered with, when reason is Child. */
   code: Schema.optional(Schema.Number),

@@ -1,7 +1,15 @@
 import { Schema } from "effect"
 
-export const Status = Schema.Literal("starting", "running", "down", "unauthenticated")
+/** `crash-loop`: restarted `max_restarts` times within `restart_window`; now retried only every `crash_loop_retry`. */
+export const Status = Schema.Literal("starting", "running", "down", "unauthenticated", "crash-loop")
 export type Status = typeof Status.Type
+
+/** A child's exit: its code, or the signal that killed it, and when (ISO time). */
+export const ExitSummary = Schema.Struct({
+  code: Schema.NullOr(Schema.Number),
+  signal: Schema.NullOr(Schema.String),
+  at: Schema.String
+})
 
 /** One instance's health snapshot. The JSON form (`clawtool health --json`) uses exactly these keys. */
 export class HealthRow extends Schema.Class<HealthRow>("HealthRow")({
@@ -13,7 +21,18 @@ export class HealthRow extends Schema.Class<HealthRow>("HealthRow")({
   pid: Schema.NullOr(Schema.Number),
   startedAt: Schema.NullOr(Schema.String),
   startupMs: Schema.NullOr(Schema.Number),
-  stderrTail: Schema.Array(Schema.String)
+  stderrTail: Schema.Array(Schema.String),
+  // Supervision (ADR-004). Optional with defaults, so rows built without them stay valid.
+  /** Restarts performed since clawtool started. */
+  restarts: Schema.optionalWith(Schema.Number, { default: () => 0 }),
+  /** How the last child process of this instance ended. */
+  lastExit: Schema.optionalWith(Schema.NullOr(ExitSummary), { default: () => null }),
+  /** When the next restart attempt is due (ISO time), while one is pending. */
+  nextRetryAt: Schema.optionalWith(Schema.NullOr(Schema.String), { default: () => null }),
+  /** Milliseconds since the running child finished initialize; null unless running. */
+  uptimeMs: Schema.optionalWith(Schema.NullOr(Schema.Number), { default: () => null }),
+  /** Lines the child wrote to stdout that were not JSON-RPC (dropped; the first 200 characters go to stderrTail). */
+  stdoutGarbage: Schema.optionalWith(Schema.Number, { default: () => 0 })
 }) {}
 
 const runners = new Set(["npx", "bunx", "pnpx", "uvx", "pipx", "docker", "podman", "uv", "pnpm", "yarn", "deno", "bun"])

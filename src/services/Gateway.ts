@@ -1,20 +1,33 @@
 import { Protocol } from "@modelcontextprotocol/sdk/shared/protocol.js"
 import { Server } from "@modelcontextprotocol/sdk/server/index.js"
-import { ErrorCode, McpError, type ServerNotification, type ServerRequest } from "@modelcontextprotocol/sdk/types.js"
-import { Deferred, Effect, Runtime, Stream } from "effect"
+import {
+  ErrorCode,
+  InitializeRequestSchema,
+  LoggingLevelSchema,
+  McpError,
+  RootsListChangedNotificationSchema,
+  type ServerNotification,
+  type ServerRequest
+} from "@modelcontextprotocol/sdk/types.js"
+import { Deferred, Effect, Either, Layer, Option, Queue, Runtime, Stream } from "effect"
 import * as z from "zod"
 import type { CallError } from "../domain/Errors.js"
 import { errorResult, type CallToolResult, type JsonObject } from "../domain/Mcp.js"
+import { isJsonObject, RpcError } from "../domain/Surface.js"
 import { StdioServerTransport } from "../transport/StdioServerTransport.js"
 import * as Version from "../version.js"
+import { HostBridge } from "./HostBridge.js"
 import { Registry } from "./Registry.js"
 import type { Progress } from "./SourceClient.js"
+import type { RequestOptions } from "./SourceClient/Surface.js"
 import { Tracing } from "./Tracing.js"
 
 // Loose request schemas: params are checked here with precise JSON-RPC errors (-32602), and results are
 // relayed without re-validating them against schemas the gateway does not own (ADR-002).
 const ListToolsRequest = z.object({ method: z.literal("tools/list"), params: z.unknown().optional() })
 const CallToolRequest = z.object({ method: z.literal("tools/call"), params: z.unknown().optional() })
+const AnyRequest = (method: string) => z.object({ method: z.literal(method), params: z.unknown().optional() })
+const AnyResult = z.looseObject({})
 
 type Handler = (
   request: { method: string; params?: unknown },
@@ -26,17 +39,30 @@ type Handler = (
 ) => Promise<unknown>
 
 /** Registers on the base Protocol, skipping Server's result re-validation wrapper for tools/call. */
-const setRawRequestHandler = (server: Server, schema: z.ZodObject, handler: Handler) =>
+const setRawRequestHandler = (server: Server, schema: unknown, handler: Handler) =>
   (Protocol.prototype.setRequestHandler as (this: Server, schema: unknown, handler: Handler) => void).call(
     server,
     schema,
     handler
   )
 
-const isPlainObject = (value: unknown): value is JsonObject =>
-  typeof value === "object" && value !== null && !Array.isArray(value)
+const isPlainObject = isJsonObject
 
 const invalidParams = (message: string) => new McpError(ErrorCode.InvalidParams, message)
+
+/** The params without the host's progressToken (the SDK adds its own downstream); an emptied `_meta` goes too. */
+const withoutProgressToken = (params: JsonObject, meta: JsonObject): JsonObject => {
+  const { progressToken: _token, ...rest } = meta
+  const { _meta: _old, ...others } = params
+  return Object.keys(rest).length === 0 ? others : { ...others, _meta: rest }
+}
+
+/** Thrown from a handler, the SDK answers exactly this JSON-RPC error (it reads `code`, `message`, `data`). */
+const jsonRpcError = (error: RpcError): Error =>
+  Object.assign(new Error(error.detail), {
+    code: error.code,
+    ...(error.data === undefined ? {} : { data: error.data })
+  })
 
 /** A call that cannot be delivered becomes an isError result the agent can read, with the structure in `_meta`. */
 const callErrorResult = (error: CallError): CallToolResult =>
@@ -51,24 +77,111 @@ const callErrorResult = (error: CallError): CallToolResult =>
   })
 
 /**
+ * What clawtool serves, whatever its children do: every method is routed per instance and answered -32601 naming
+ * the source when that child lacks the capability (ADR-005). Fixed because the host initializes before children.
+ */
+export const gatewayCapabilities = {
+  tools: { listChanged: true },
+  resources: { subscribe: true, listChanged: true },
+  prompts: { listChanged: true },
+  completions: {},
+  logging: {},
+  tasks: { list: {}, cancel: {}, requests: { tools: { call: {} } } }
+} as const
+
+/** Tasks came with protocol 2025-11-25: an older host is not told about them. */
+export const tasksSince = "2025-11-25"
+
+const logLevels = LoggingLevelSchema.options as ReadonlyArray<string>
+/** A reverse request can wait for a human (sampling approval, elicitation): only the child's own timeout bounds it. */
+const noTimeout = 2_147_483_647
+
+/**
  * The MCP edge facing the host: the SDK's low-level Server over clawtool's stdio transport. `initialize` is
- * answered at once; `tools/list` waits until every source has settled so hosts that never refresh still
- * see the whole catalog.
+ * answered at once; lists wait until every source has settled so hosts that never refresh still see the whole
+ * catalog. Everything MCP has beyond tools is forwarded to the owning instance (docs/protocol-matrix.md).
  */
 export class Gateway extends Effect.Service<Gateway>()("clawtool/Gateway", {
-  dependencies: [Registry.Default, Tracing.Default],
+  // One HostBridge shared by Sources (below Registry) and the Gateway: children learn the host through it.
+  dependencies: [Registry.Default.pipe(Layer.provideMerge(HostBridge.Default)), Tracing.Default],
   scoped: Effect.gen(function* () {
     const registry = yield* Registry
     const tracing = yield* Tracing
+    const bridge = yield* HostBridge
     const runtime = yield* Effect.runtime<never>()
     const run = <A, E>(effect: Effect.Effect<A, E>, signal: AbortSignal) =>
       Runtime.runPromise(runtime)(effect, { signal })
+    /** Runs a forwarded request: a failure is answered with its own JSON-RPC code and message. */
+    const runRpc = <A>(effect: Effect.Effect<A, RpcError>, signal: AbortSignal) =>
+      run(Effect.either(effect), signal).then((result) => {
+        if (Either.isLeft(result)) throw jsonRpcError(result.left)
+        return result.right
+      })
 
-    const server = new Server(
-      { name: Version.name, version: Version.version },
-      { capabilities: { tools: { listChanged: true } } }
-    )
+    const server = new Server({ name: Version.name, version: Version.version }, { capabilities: gatewayCapabilities })
     server.onerror = (error) => Runtime.runSync(runtime)(Effect.logDebug(`mcp: ${error.message}`))
+
+    // The SDK negotiates the version (the host's if supported, else the latest); tasks are advertised only with 2025-11-25.
+    const sdkInitialize = (
+      server as unknown as {
+        _oninitialize: (request: unknown) => Promise<{ protocolVersion: string; capabilities: JsonObject }>
+      }
+    )._oninitialize.bind(server)
+    setRawRequestHandler(server, InitializeRequestSchema, async (request) => {
+      const result = await sdkInitialize(request)
+      if (result.protocolVersion >= tasksSince) return result
+      const { tasks: _tasks, ...capabilities } = result.capabilities
+      return { ...result, capabilities }
+    })
+
+    /** A reverse request from a child, sent to the host; interrupting it (the child cancelled) cancels it there. */
+    const hostRequest = (instance: string, method: string, params: JsonObject | undefined) =>
+      Effect.tryPromise({
+        try: (signal) =>
+          server.request(
+            {
+              method,
+              ...(params === undefined ? {} : { params: registry.forward.mapReverseParams(instance, params) })
+            } as never,
+            AnyResult,
+            { signal, timeout: noTimeout }
+          ) as Promise<JsonObject>,
+        catch: (cause) =>
+          cause instanceof McpError
+            ? new RpcError({
+                reason: "Peer",
+                code: cause.code,
+                detail: cause.message.replace(/^MCP error -?\d+: /, ""),
+                ...(cause.data === undefined ? {} : { data: cause.data })
+              })
+            : new RpcError({
+                reason: "Transport",
+                code: ErrorCode.InternalError,
+                detail: `${method} to the host: ${cause instanceof Error ? cause.message : String(cause)}`
+              })
+      }).pipe(
+        Effect.withSpan(method, {
+          kind: "client",
+          attributes: { "mcp.method.name": method, "clawtool.instance": instance }
+        })
+      )
+
+    // Children wait for this to learn what to declare (ADR-005).
+    server.oninitialized = () =>
+      Runtime.runFork(runtime)(
+        bridge.attach({ capabilities: (server.getClientCapabilities() ?? {}) as JsonObject, request: hostRequest })
+      )
+
+    /** When the host's request carries a progressToken: progress comes back under it (the SDK uses its own downstream). */
+    const progressFor = (meta: JsonObject | undefined, extra: Parameters<Handler>[1]) => {
+      const progressToken = meta?.progressToken
+      return typeof progressToken === "string" || typeof progressToken === "number"
+        ? (progress: Progress) =>
+            void extra
+              .sendNotification({ method: "notifications/progress", params: { ...progress, progressToken } })
+              .catch(() => {})
+        : undefined
+    }
 
     const listTools = Effect.gen(function* () {
       yield* registry.awaitSettled
@@ -86,20 +199,15 @@ export class Gateway extends Effect.Service<Gateway>()("clawtool/Gateway", {
       if (args !== undefined && !isPlainObject(args)) {
         return Promise.reject(invalidParams(`tools/call arguments for "${params.name}" must be an object`))
       }
+      const task = params.task
+      if (task !== undefined && !isPlainObject(task)) {
+        return Promise.reject(invalidParams(`tools/call task for "${params.name}" must be an object`))
+      }
       const meta = isPlainObject(params._meta) ? params._meta : undefined
       // The host's progressToken is never sent on raw: the SDK puts its own token on the child request and
       // each progress notification goes back under the host's token.
-      const { progressToken, ...forwardedMeta } = meta ?? {}
-      const hasProgress = typeof progressToken === "string" || typeof progressToken === "number"
-      const onProgress = hasProgress
-        ? (progress: Progress) =>
-            void extra
-              .sendNotification({
-                method: "notifications/progress",
-                params: { ...progress, progressToken }
-              })
-              .catch(() => {})
-        : undefined
+      const { progressToken: _token, ...forwardedMeta } = meta ?? {}
+      const onProgress = progressFor(meta, extra)
       // The server span wraps the whole call; the child gets the client span's traceparent merged into the
       // host's _meta, and the result's _meta.traceparent names clawtool's server span (SEP-414).
       const name = params.name
@@ -108,24 +216,132 @@ export class Gateway extends Effect.Service<Gateway>()("clawtool/Gateway", {
         requestId: extra.requestId,
         context: tracing.extract(meta),
         meta: meta === undefined ? undefined : forwardedMeta,
-        call: (_meta) => registry.call(name, { arguments: args, _meta }, { onProgress }),
+        call: (_meta) => registry.call(name, { arguments: args, _meta, task }, { onProgress }),
         recover: callErrorResult
       })
-      return run(call, extra.signal)
+      if (task === undefined) return run(call, extra.signal)
+      // A task-augmented call needs a child that declared task support: a JSON-RPC error otherwise, since the
+      // host expects a CreateTaskResult, not a tool result.
+      const checked = Effect.gen(function* () {
+        const instance = yield* registry.instanceOf(name)
+        if (Option.isNone(instance)) {
+          return yield* new RpcError({
+            reason: "Unsupported",
+            code: ErrorCode.MethodNotFound,
+            detail: `tool "${name}" does not support task-augmented tools/call`
+          })
+        }
+        yield* registry.forward.checkTaskCall(instance.value)
+      })
+      return runRpc(checked, extra.signal).then(() => run(call, extra.signal))
     })
 
-    // list_changed: one notice per settled change of the catalog the host sees.
+    /**
+     * A forwarded method: params must be an object; the host's progressToken is replaced downstream and its progress
+     * comes back under the host's token; the child's error (or the routing error) is the answer.
+     */
+    const forward = (
+      method: string,
+      handle: (params: JsonObject, options: RequestOptions) => Effect.Effect<JsonObject, RpcError>
+    ) =>
+      setRawRequestHandler(server, AnyRequest(method), (request, extra) => {
+        const params = request.params ?? {}
+        if (!isPlainObject(params)) return Promise.reject(invalidParams(`${method} params must be an object`))
+        const meta = isPlainObject(params._meta) ? params._meta : undefined
+        const onProgress = progressFor(meta, extra)
+        const forwarded = meta?.progressToken === undefined ? params : withoutProgressToken(params, meta)
+        return runRpc(
+          handle(forwarded, { onProgress }).pipe(
+            Effect.withSpan(method, { kind: "server", attributes: { "mcp.method.name": method } })
+          ),
+          extra.signal
+        )
+      })
+
+    /** A list waits for every source's first start, like tools/list. */
+    const settled = <A>(effect: Effect.Effect<A>) => Effect.zipRight(registry.awaitSettled, effect)
+    const forwardTo = registry.forward
+
+    forward("resources/list", () => settled(forwardTo.listResources))
+    forward("resources/templates/list", () => settled(forwardTo.listResourceTemplates))
+    forward("resources/read", (params, options) => forwardTo.readResource(params, options))
+    for (const [method, on] of [
+      ["resources/subscribe", true],
+      ["resources/unsubscribe", false]
+    ] as const) {
+      forward(method, (params) =>
+        Effect.flatMap(forwardTo.subscription(method, params), ({ result, route }) =>
+          Effect.as(bridge.remember(route.instance, route.uri, on), result)
+        )
+      )
+    }
+    forward("prompts/list", () => settled(forwardTo.listPrompts))
+    forward("prompts/get", (params, options) => forwardTo.getPrompt(params, options))
+    forward("completion/complete", (params) => forwardTo.complete(params))
+    forward("tasks/get", (params) => forwardTo.getTask(params))
+    forward("tasks/result", (params, options) => forwardTo.taskResult(params, options))
+    forward("tasks/list", () => forwardTo.listTasks)
+    forward("tasks/cancel", (params) => forwardTo.cancelTask(params))
+
+    // logging/setLevel: remembered for children that start later, sent to every running child with logging, and
+    // applied here too, so a child that ignores it cannot flood the host.
+    let hostLevel: string | undefined
+    forward("logging/setLevel", (params) =>
+      Effect.gen(function* () {
+        const level = params.level
+        if (typeof level !== "string" || !logLevels.includes(level)) {
+          return yield* new RpcError({
+            reason: "InvalidParams",
+            code: ErrorCode.InvalidParams,
+            detail: `logging/setLevel needs params.level, one of ${logLevels.join(", ")}`
+          })
+        }
+        hostLevel = level
+        yield* bridge.setLogLevel(level)
+        yield* forwardTo.setLevel(level)
+        return {}
+      })
+    )
+    const belowLevel = (level: unknown) =>
+      hostLevel !== undefined && typeof level === "string" && logLevels.indexOf(level) < logLevels.indexOf(hostLevel)
+
+    // The host's roots changed: every child that declared roots.listChanged hears it (and asks roots/list again).
+    server.setNotificationHandler(RootsListChangedNotificationSchema, () =>
+      Runtime.runPromise(runtime)(forwardTo.rootsChanged)
+    )
+
+    // Children's notifications for the host, mapped (logger = instance, URIs, task ids). Subscribed here, before
+    // the host can initialize, so nothing a child sends after its own initialize is lost.
+    const feed = yield* bridge.subscribe
+    const pumpNotifications = Effect.forever(
+      Effect.gen(function* () {
+        const notification = yield* Queue.take(feed)
+        const mapped = yield* forwardTo.mapNotification(notification)
+        if (Option.isNone(mapped)) return
+        if (mapped.value.method === "notifications/message" && belowLevel(mapped.value.params.level)) return
+        yield* Effect.promise(() => server.notification(mapped.value as ServerNotification).catch(() => {}))
+      })
+    )
+
+    // list_changed: one notice per kind per settled change of what the host sees (re-derived, never relayed raw).
     const notifyChanges = Effect.gen(function* () {
       yield* registry.awaitSettled
-      let last = (yield* registry.list()).map((tool) => tool.name).join("\n")
+      const snapshot = Effect.gen(function* () {
+        const catalog = yield* registry.catalog
+        const surface = yield* registry.surface
+        return { tools: catalog.hash, resources: surface.resourcesKey, prompts: surface.promptsKey }
+      })
+      let last = yield* snapshot
       yield* registry.changes.pipe(
         Stream.debounce("50 millis"),
         Stream.runForEach(() =>
           Effect.gen(function* () {
-            const now = (yield* registry.list()).map((tool) => tool.name).join("\n")
-            if (now === last) return
+            const now = yield* snapshot
+            const send = (notice: () => Promise<void>) => Effect.promise(() => notice().catch(() => {}))
+            if (now.tools !== last.tools) yield* send(() => server.sendToolListChanged())
+            if (now.resources !== last.resources) yield* send(() => server.sendResourceListChanged())
+            if (now.prompts !== last.prompts) yield* send(() => server.sendPromptListChanged())
             last = now
-            yield* Effect.promise(() => server.sendToolListChanged().catch(() => {}))
           })
         )
       )
@@ -141,6 +357,7 @@ export class Gateway extends Effect.Service<Gateway>()("clawtool/Gateway", {
         () => Effect.promise(() => server.close().catch(() => {}))
       )
       yield* Effect.forkScoped(notifyChanges)
+      yield* Effect.forkScoped(pumpNotifications)
       yield* Deferred.await(closed)
       yield* Effect.logDebug("stdin closed: shutting down")
     }).pipe(Effect.scoped, Effect.withSpan("Gateway.serve"))

@@ -1,9 +1,11 @@
 import { Effect, Option } from "effect"
 import { CallError } from "../domain/Errors.js"
-import type { CallToolResult, JsonObject, Tool } from "../domain/Mcp.js"
+import type { CallToolRequest, CallToolResult, JsonObject, Tool } from "../domain/Mcp.js"
 import * as WireName from "../domain/WireName.js"
 import { Config } from "./Config.js"
 import * as Catalogs from "./Registry/Catalog.js"
+import * as Forward from "./Registry/Forward.js"
+import * as Surface from "./Registry/Surface.js"
 import type { Catalog, InstanceTools } from "./Registry/Catalog.js"
 import { coreSpecs } from "./Registry/CoreTools.js"
 import * as Manifest from "./Registry/Manifest.js"
@@ -55,6 +57,36 @@ export class Registry extends Effect.Service<Registry>()("clawtool/Registry", {
 
     const context: Manifest.CoreContext = { catalog, health: sources.health, search }
 
+    // Resources, templates and prompts of the running children, rebuilt only when one child's surface changed.
+    let builtSurface:
+      { readonly inputs: ReadonlyArray<Surface.SurfaceInput>; readonly surface: Surface.Surface } | undefined
+    const surface: Effect.Effect<Surface.Surface> = Effect.gen(function* () {
+      const running = new Map((yield* sources.running).map((child) => [child.instance, child]))
+      // Like its tools, a restarting instance keeps its last surface listed (requests to it fail as not running), so
+      // a restart that brings the same catalog back announces nothing.
+      const listed = (yield* sources.catalog).map((entry) => entry.instance)
+      const inputs = yield* Effect.forEach(listed, (instance) => {
+        const child = running.get(instance)
+        if (child !== undefined) {
+          return Effect.map(child.surface, (live) => [{ instance, capabilities: child.capabilities, surface: live }])
+        }
+        const kept = builtSurface?.inputs.find((input) => input.instance === instance)
+        return Effect.succeed(kept === undefined ? [] : [kept])
+      }).pipe(Effect.map((lists) => lists.flat()))
+      const same =
+        builtSurface !== undefined &&
+        builtSurface.inputs.length === inputs.length &&
+        builtSurface.inputs.every(
+          (input, i) =>
+            input.instance === inputs[i]!.instance &&
+            input.capabilities === inputs[i]!.capabilities &&
+            input.surface === inputs[i]!.surface
+        )
+      if (!same) builtSurface = { inputs, surface: Surface.build(inputs) }
+      return builtSurface!.surface
+    })
+    const forward = Forward.make(sources, surface)
+
     /** Exactly what tools/list answers. */
     const list = Effect.fn("Registry.list")(function* () {
       return (yield* catalog).tools as ReadonlyArray<Tool>
@@ -96,7 +128,12 @@ export class Registry extends Effect.Service<Registry>()("clawtool/Registry", {
 
     const call = (
       wire: string,
-      request: { readonly arguments?: JsonObject | undefined; readonly _meta?: JsonObject | undefined },
+      request: {
+        readonly arguments?: JsonObject | undefined
+        readonly _meta?: JsonObject | undefined
+        /** Task augmentation (protocol 2025-11-25), relayed as sent; the result's task id becomes the host's. */
+        readonly task?: JsonObject | undefined
+      },
       options?: CallOptions
     ): Effect.Effect<CallToolResult, CallError> =>
       Effect.gen(function* () {
@@ -112,20 +149,32 @@ export class Registry extends Effect.Service<Registry>()("clawtool/Registry", {
           route = current.routes.get(wire)
         }
         if (route === undefined) return yield* unroutable(wire, current)
-        return yield* sources.callTool(
+        const result = yield* sources.callTool(
           route.instance,
           {
             name: route.tool,
             ...(request.arguments === undefined ? {} : { arguments: request.arguments }),
-            ...(request._meta === undefined ? {} : { _meta: request._meta })
-          },
+            ...(request._meta === undefined ? {} : { _meta: request._meta }),
+            ...(request.task === undefined ? {} : { task: request.task })
+          } as CallToolRequest,
           options
         )
+        // Task ids and clashing resource URIs in the result become the host's.
+        return yield* forward.mapCallResult(route.instance, result)
       }).pipe(Effect.withSpan("Registry.call", { attributes: { "gen_ai.tool.name": wire } }))
+
+    /** The instance a listed wire name routes to (core tools and unknown names: none). */
+    const instanceOf = (wire: string) =>
+      Effect.map(catalog, (current) => Option.fromNullable(current.routes.get(wire)?.instance))
 
     return {
       list,
       call,
+      instanceOf,
+      /** Resources, templates and prompts the host sees, with the routing back (`<instance>__` names, URI scheme). */
+      surface,
+      /** Every MCP method beyond tools, routed to the owning instance. */
+      forward,
       /** The full catalog: listed tools, every entry with its rule, collisions, hash and routes. */
       catalog,
       manifest,

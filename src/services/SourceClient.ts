@@ -1,5 +1,5 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
-import { McpError } from "@modelcontextprotocol/sdk/types.js"
+import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js"
 import { Deferred, Duration, Effect, Option, type Scope } from "effect"
 import { spawn } from "node:child_process"
 import * as z from "zod"
@@ -8,6 +8,9 @@ import type { CallToolRequest, CallToolResult, JsonObject, Tool } from "../domai
 import { ChildProcessTransport, type SpawnedChild } from "../transport/ChildProcessTransport.js"
 import { LineFramer } from "../transport/LineFramer.js"
 import * as Version from "../version.js"
+import type { HostPort } from "./HostBridge.js"
+import { Reaper, type ReaperShape } from "./Reaper.js"
+import * as Surface from "./SourceClient/Surface.js"
 
 /** Everything needed to start one child. The environment is final: Sources already applied default-deny. */
 export interface LaunchSpec {
@@ -18,6 +21,12 @@ export interface LaunchSpec {
   /** Each stderr line of the child (bounded by the caller), and stdout lines that are not JSON-RPC. */
   readonly onStderrLine: (line: string) => void
   readonly onGarbage: (line: string) => void
+  /** Every exit of the child process, including during initialize (Health's last exit). */
+  readonly onExit?: ((exit: ExitInfo) => void) | undefined
+  /** `call_timeout`: a tools/call with no answer (or progress) for this long is cancelled at the child. */
+  readonly callTimeout?: Duration.Duration | undefined
+  /** The host side (capabilities to declare, reverse requests, notifications); none declares nothing (tests). */
+  readonly host?: HostPort | undefined
 }
 
 export interface ExitInfo {
@@ -38,7 +47,7 @@ export interface CallOptions {
 }
 
 /** A live, initialized child. Valid while the scope that created it is open. */
-export interface Connection {
+export interface Connection extends Surface.SurfaceMembers {
   readonly instance: string
   readonly pid: number
   readonly protocolVersion: string
@@ -88,22 +97,25 @@ export const shutdownGrace = {
  * service besides Gateway that touches the MCP SDK.
  */
 export class SourceClient extends Effect.Service<SourceClient>()("clawtool/SourceClient", {
-  succeed: {
-    connect: (spec: LaunchSpec): Effect.Effect<Connection, SourceError, Scope.Scope> => connect(spec)
-  }
+  dependencies: [Reaper.Default],
+  effect: Effect.map(Reaper, (reaper) => ({
+    connect: (spec: LaunchSpec): Effect.Effect<Connection, SourceError, Scope.Scope> => connect(spec, reaper)
+  }))
 }) {}
 
-const connect = Effect.fn("SourceClient.connect")(function* (spec: LaunchSpec) {
+const connect = Effect.fn("SourceClient.connect")(function* (spec: LaunchSpec, reaper: ReaperShape) {
   const fail = (reason: SourceError["reason"], detail: string, extra: { auth?: boolean; cause?: unknown } = {}) =>
     new SourceError({ instance: spec.instance, reason, detail, ...extra })
 
   const exited = yield* Deferred.make<ExitInfo>()
   // Acquire only spawns (fast, uninterruptible); the handshake below stays interruptible so timeouts work (P4).
-  const child = yield* Effect.acquireRelease(spawnChild(spec, exited), (child) => terminate(child, exited))
+  const child = yield* Effect.acquireRelease(spawnChild(spec, exited, reaper), (child) => terminate(child, exited))
   const pid = child.pid!
 
   const transport = new ChildProcessTransport(child, spec.onGarbage)
-  const client = new Client({ name: Version.name, version: Version.version }, { capabilities: {} })
+  // In serve this waits for the host's initialize: children declare only what the host has (ADR-005).
+  const declared = yield* Surface.declaredCapabilities(spec)
+  const client = new Client({ name: Version.name, version: Version.version }, { capabilities: declared })
   client.onerror = () => {} // transport-level noise is reported through onGarbage / exit; never throw from here
 
   const exitDetail: Effect.Effect<ExitInfo | undefined> = Deferred.poll(exited).pipe(
@@ -123,6 +135,7 @@ const connect = Effect.fn("SourceClient.connect")(function* (spec: LaunchSpec) {
       return Effect.fail(fail(reason, cause instanceof Error ? cause.message : String(cause), { cause }))
     })
 
+  const surface = yield* Surface.install({ client, transport, spec, declared, exitInfo: exitDetail })
   yield* Effect.tryPromise({
     try: (signal) => client.connect(transport, { signal, timeout: noTimeout }),
     catch: (cause) => cause
@@ -148,14 +161,20 @@ const connect = Effect.fn("SourceClient.connect")(function* (spec: LaunchSpec) {
   }).pipe(Effect.withSpan("SourceClient.listTools", { attributes: { "clawtool.instance": spec.instance } }))
 
   const tools = yield* listTools
+  const members = yield* surface.start(tools, listTools)
 
-  const callTool = (request: CallToolRequest, options?: CallOptions) =>
-    Effect.tryPromise({
+  const timeoutMs =
+    spec.callTimeout === undefined ? undefined : Math.min(Duration.toMillis(spec.callTimeout), noTimeout)
+  const callTool = (request: CallToolRequest, options?: CallOptions) => {
+    // The SDK resets a timeout on progress only when it asked for progress (onprogress set), so with a call_timeout
+    // it asks even when the host did not, and drops what comes back.
+    const onprogress = options?.onProgress ?? (timeoutMs === undefined ? undefined : ignoreProgress)
+    return Effect.tryPromise({
       try: (signal) =>
         client.request({ method: "tools/call", params: request }, AnyResult, {
           signal,
-          timeout: noTimeout,
-          ...(options?.onProgress === undefined ? {} : { onprogress: options.onProgress, resetTimeoutOnProgress: true })
+          timeout: timeoutMs ?? noTimeout,
+          ...(onprogress === undefined ? {} : { onprogress, resetTimeoutOnProgress: true })
         }) as Promise<CallToolResult>,
       catch: (cause) => cause
     }).pipe(
@@ -172,6 +191,16 @@ const connect = Effect.fn("SourceClient.connect")(function* (spec: LaunchSpec) {
               })
             )
           }
+          if (timeoutMs !== undefined && isOwnTimeout(cause, timeoutMs)) {
+            // The SDK has already sent notifications/cancelled for it.
+            return Effect.fail(
+              new CallError({
+                tool,
+                reason: "Timeout",
+                detail: `${tool} timed out: no answer or progress within call_timeout (${timeoutMs}ms); the call was cancelled at the source`
+              })
+            )
+          }
           if (cause instanceof McpError) {
             return Effect.fail(new CallError({ tool, reason: "Child", detail: cause.message, code: cause.code }))
           }
@@ -180,12 +209,14 @@ const connect = Effect.fn("SourceClient.connect")(function* (spec: LaunchSpec) {
         })
       )
     )
+  }
 
   const server = client.getServerVersion()
   return {
     instance: spec.instance,
     pid,
-    protocolVersion: transportProtocolVersion(client),
+    ...members,
+    protocolVersion: surface.protocolVersion(),
     serverInfo: { name: server?.name ?? "unknown", version: server?.version ?? "unknown" },
     capabilities: (client.getServerCapabilities() ?? {}) as JsonObject,
     tools,
@@ -195,11 +226,15 @@ const connect = Effect.fn("SourceClient.connect")(function* (spec: LaunchSpec) {
   } satisfies Connection
 })
 
-// The SDK keeps the negotiated version private; it is only informational here.
-const transportProtocolVersion = (client: Client): string =>
-  (client as unknown as { _negotiatedProtocolVersion?: string })._negotiatedProtocolVersion ?? "unknown"
+const ignoreProgress = () => {}
 
-const spawnChild = (spec: LaunchSpec, exited: Deferred.Deferred<ExitInfo>) =>
+/** The SDK's own timeout (it carries the timeout it was given), not a child that answered -32001 itself. */
+const isOwnTimeout = (cause: unknown, timeoutMs: number) =>
+  cause instanceof McpError &&
+  cause.code === ErrorCode.RequestTimeout &&
+  (cause.data as { timeout?: unknown } | undefined)?.timeout === timeoutMs
+
+const spawnChild = (spec: LaunchSpec, exited: Deferred.Deferred<ExitInfo>, reaper: ReaperShape) =>
   Effect.async<SpawnedChild, SourceError>((resume) => {
     const [bin, ...args] = spec.command
     let child: SpawnedChild
@@ -215,6 +250,9 @@ const spawnChild = (spec: LaunchSpec, exited: Deferred.Deferred<ExitInfo>) =>
     } catch (cause) {
       return resume(Effect.fail(spawnError(spec, cause)))
     }
+    // Recorded before anything else can happen, so a SIGKILL of clawtool from now on still reaps this group.
+    const pid = child.pid
+    if (pid !== undefined) reaper.track(pid)
     const stderr = new LineFramer(
       (line) => spec.onStderrLine(line.length > 2000 ? `${line.slice(0, 2000)}…` : line),
       () => spec.onStderrLine("<an over-long stderr line was dropped>"),
@@ -226,8 +264,13 @@ const spawnChild = (spec: LaunchSpec, exited: Deferred.Deferred<ExitInfo>) =>
     child.once("spawn", () => resume(Effect.succeed(child)))
     child.once("exit", (code, signal) => {
       // Whatever the leader did, its group goes with it: no grandchild outlives a crash.
-      if (child.pid !== undefined) killGroup(child.pid, "SIGKILL")
-      Deferred.unsafeDone(exited, Effect.succeed({ code, signal, at: new Date() }))
+      if (pid !== undefined) {
+        killGroup(pid, "SIGKILL")
+        reaper.untrack(pid)
+      }
+      const exit: ExitInfo = { code, signal, at: new Date() }
+      spec.onExit?.(exit)
+      Deferred.unsafeDone(exited, Effect.succeed(exit))
     })
   })
 

@@ -6,6 +6,29 @@ import { LineFramer } from "./LineFramer.js"
 const isId = (id: unknown): id is string | number => typeof id === "string" || typeof id === "number"
 
 /**
+ * The SDK answers a request whose params fail its schema (e.g. `initialize` without params) with an Internal error
+ * (-32603) whose message is zod's JSON issue list; JSON-RPC calls that Invalid params (-32602). Rewritten on the way
+ * out, with the issues in one line.
+ */
+const invalidParamsAsSuch = (message: JSONRPCMessage): JSONRPCMessage => {
+  if (!("error" in message) || message.error.code !== ErrorCode.InternalError) return message
+  let issues: unknown
+  try {
+    issues = JSON.parse(message.error.message)
+  } catch {
+    return message
+  }
+  const isIssue = (issue: unknown): issue is { path: Array<string | number>; message: string } =>
+    typeof issue === "object" &&
+    issue !== null &&
+    Array.isArray((issue as { path?: unknown }).path) &&
+    typeof (issue as { message?: unknown }).message === "string"
+  if (!Array.isArray(issues) || issues.length === 0 || !issues.every(isIssue)) return message
+  const text = issues.map((issue) => `${issue.path.join(".") || "request"}: ${issue.message}`).join("; ")
+  return { ...message, error: { code: ErrorCode.InvalidParams, message: `Invalid params: ${text}` } }
+}
+
+/**
  * The host-facing stdio transport (ADR-001). Unlike the SDK's StdioServerTransport it answers a line that is
  * not JSON with a JSON-RPC Parse error (-32700, id null) and a non-JSON-RPC object with Invalid Request
  * (-32600, echoing its id when it has one) instead of dropping it silently, and it reports stdin EOF as
@@ -36,7 +59,7 @@ export class StdioServerTransport implements Transport {
   }
 
   send(message: JSONRPCMessage): Promise<void> {
-    return this.write(JSON.stringify(message) + "\n")
+    return this.write(JSON.stringify(invalidParamsAsSuch(message)) + "\n")
   }
 
   async close(): Promise<void> {

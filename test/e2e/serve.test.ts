@@ -167,46 +167,53 @@ describe("clawtool health / source list (built CLI)", () => {
       }
       const healthy = runCli(["health", "--config", writeConfig(`[sources.ok]\ncommand = ${stubCommand()}`)])
       assert.strictEqual(healthy.code, 0, healthy.stderr)
-      assert.match(healthy.stdout, /^NAME\s+STATUS\s+TOOLS\s+STARTUP\s+PACKAGE\s+REASON/)
+      assert.match(healthy.stdout, /^NAME\s+STATUS\s+TOOLS\s+STARTUP\s+RESTARTS\s+PACKAGE\s+REASON/)
       assert.match(healthy.stdout, /\nok\s+running\s+\d+/)
     })
   )
 
-  it.live("bad config: one clear error naming file, line and key; exit 2; no child spawned", () =>
-    Effect.gen(function* () {
-      const dir = tempDir()
-      const pidfile = path.join(dir, "must-not-exist")
-      const cases: ReadonlyArray<[string, RegExp]> = [
-        [
-          `[sources.ok]\ncommand = ${stubCommand("--grandchild", pidfile)}\n[sources.bad]\ncommand = "x"\n`,
-          /:4 at sources\.bad\.command: /
-        ],
-        [
-          `[sources.ok]\ncommand = ${stubCommand("--grandchild", pidfile)}\nstartup_timeout = "soon"\n`,
-          /:3 at sources\.ok\.startup_timeout: expected a duration/
-        ],
-        [`[sources.Bad_Name]\ncommand = ${stubCommand("--grandchild", pidfile)}\n`, /sources\.Bad_Name: .*kebab-case/],
-        [
-          `[sources.ok]\ncommand = ${stubCommand("--grandchild", pidfile)}\nbogus = 1\n`,
-          /:3 at sources\.ok\.bogus: unknown key "bogus"/
-        ],
-        [`[sources.ok\ncommand = []\n`, /:1/]
-      ]
-      for (const [text, message] of cases) {
-        const config = writeConfig(text)
-        for (const command of [["serve"], ["health"]]) {
-          const result = runCli([...command, "--config", config])
-          assert.strictEqual(result.code, 2, `${command} ${text}\n${result.stderr}`)
-          assert.include(result.stderr, config)
-          assert.match(result.stderr, message)
-          assert.strictEqual(result.stdout, "")
+  it.live(
+    "bad config: one clear error naming file, line and key; exit 2; no child spawned",
+    () =>
+      Effect.gen(function* () {
+        const dir = tempDir()
+        const pidfile = path.join(dir, "must-not-exist")
+        const cases: ReadonlyArray<[string, RegExp]> = [
+          [
+            `[sources.ok]\ncommand = ${stubCommand("--grandchild", pidfile)}\n[sources.bad]\ncommand = "x"\n`,
+            /:4 at sources\.bad\.command: /
+          ],
+          [
+            `[sources.ok]\ncommand = ${stubCommand("--grandchild", pidfile)}\nstartup_timeout = "soon"\n`,
+            /:3 at sources\.ok\.startup_timeout: expected a duration/
+          ],
+          [
+            `[sources.Bad_Name]\ncommand = ${stubCommand("--grandchild", pidfile)}\n`,
+            /sources\.Bad_Name: .*kebab-case/
+          ],
+          [
+            `[sources.ok]\ncommand = ${stubCommand("--grandchild", pidfile)}\nbogus = 1\n`,
+            /:3 at sources\.ok\.bogus: unknown key "bogus"/
+          ],
+          [`[sources.ok\ncommand = []\n`, /:1/]
+        ]
+        // Every case through health, the first also through serve (both share the start path).
+        for (const [index, [text, message]] of cases.entries()) {
+          const config = writeConfig(text)
+          for (const command of index === 0 ? ["serve", "health"] : ["health"]) {
+            const result = runCli([command, "--config", config])
+            assert.strictEqual(result.code, 2, `${command} ${text}\n${result.stderr}`)
+            assert.include(result.stderr, config)
+            assert.match(result.stderr, message)
+            assert.strictEqual(result.stdout, "")
+          }
         }
-      }
-      const missing = runCli(["health", "--config", path.join(dir, "nope.toml")])
-      assert.strictEqual(missing.code, 2)
-      assert.include(missing.stderr, "nope.toml")
-      assert.isFalse(fs.existsSync(pidfile), "a child was spawned despite the bad config")
-    })
+        const missing = runCli(["health", "--config", path.join(dir, "nope.toml")])
+        assert.strictEqual(missing.code, 2)
+        assert.include(missing.stderr, "nope.toml")
+        assert.isFalse(fs.existsSync(pidfile), "a child was spawned despite the bad config")
+      }),
+    120_000
   )
 
   it.live("source list: the static view, spawning nothing", () =>

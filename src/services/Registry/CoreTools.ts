@@ -1,6 +1,6 @@
 import { Effect, Schema } from "effect"
 import { CallError } from "../../domain/Errors.js"
-import { Status } from "../../domain/Health.js"
+import { ExitSummary, Status } from "../../domain/Health.js"
 import { type AnyToolSpec, defineTool } from "./Manifest.js"
 import { catalogLine, collisionLines, healthTable } from "./Text.js"
 
@@ -81,7 +81,12 @@ const SourceHealthOutput = Schema.Struct({
       package: Schema.String,
       pid: Schema.NullOr(Schema.Number),
       startedAt: Schema.NullOr(Schema.String),
-      startupMs: Schema.NullOr(Schema.Number)
+      startupMs: Schema.NullOr(Schema.Number),
+      restarts: Schema.Number,
+      lastExit: Schema.NullOr(ExitSummary),
+      nextRetryAt: Schema.NullOr(Schema.String),
+      uptimeMs: Schema.NullOr(Schema.Number),
+      stdoutGarbage: Schema.Number
     })
   ),
   collisions: Schema.Array(
@@ -93,7 +98,7 @@ const SourceHealthOutput = Schema.Struct({
 export const SourceHealth = defineTool({
   name: "SourceHealth",
   description:
-    "Health of every source MCP server behind clawtool: status (running, starting, down, unauthenticated), why a source is not running, its tool count, start-up time and package; plus tool-name collisions and the catalog hash.",
+    "Health of every source MCP server behind clawtool: status (running, starting, down, unauthenticated, crash-loop), why a source is not running, its tool count, start-up time and package; plus tool-name collisions and the catalog hash.",
   keywords: ["health", "status", "sources", "servers", "down", "running", "diagnose", "collisions"],
   category: "setup",
   usageHint:
@@ -116,16 +121,8 @@ export const SourceHealth = defineTool({
       const catalog = yield* context.catalog
       const collisions = catalog.collisions.map((collision) => ({ ...collision, dropped: [...collision.dropped] }))
       const structured = {
-        sources: rows.map((row) => ({
-          name: row.name,
-          status: row.status,
-          reason: row.reason,
-          toolCount: row.toolCount,
-          package: row.package,
-          pid: row.pid,
-          startedAt: row.startedAt,
-          startupMs: row.startupMs
-        })),
+        // Everything but the stderr tail, which is long and for people (clawtool health --json).
+        sources: rows.map(({ stderrTail: _, ...row }) => row),
         collisions,
         catalogHash: catalog.hash
       }

@@ -21,12 +21,13 @@ export const healthTable = (rows: ReadonlyArray<HealthRow>): string =>
   rows.length === 0
     ? "(no sources configured: add [sources.<name>] to the config, see README)"
     : renderTable(
-        ["NAME", "STATUS", "TOOLS", "STARTUP", "PACKAGE", "REASON"],
+        ["NAME", "STATUS", "TOOLS", "STARTUP", "RESTARTS", "PACKAGE", "REASON"],
         rows.map((row) => [
           row.name,
           row.status,
           String(row.toolCount),
           row.startupMs === null ? "-" : `${row.startupMs}ms`,
+          String(row.restarts),
           row.package,
           oneLine(row.reason)
         ])

@@ -1,0 +1,274 @@
+import { Effect, Option } from "effect"
+import type { CallError } from "../../domain/Errors.js"
+import type { JsonObject } from "../../domain/Mcp.js"
+import { isJsonObject, RpcCode, RpcError } from "../../domain/Surface.js"
+import type { ChildNotification } from "../HostBridge.js"
+import type { Connection } from "../SourceClient.js"
+import type { RequestOptions } from "../SourceClient/Surface.js"
+import type { Sources } from "../Sources.js"
+import * as S from "./Surface.js"
+
+/**
+ * Everything the host asks beyond tools, routed to the owning instance and mapped back (names, URIs, task ids):
+ * resources, templates, prompts, completions, logging, roots notices and tasks. Per-instance capabilities are
+ * honoured: a child is never sent a method it did not declare; the host gets -32601 naming the source instead.
+ */
+
+const fromCallError = (error: CallError) =>
+  new RpcError({
+    reason: error.reason === "NoSuchInstance" ? "NoRoute" : "NotRunning",
+    code: error.reason === "NoSuchInstance" ? RpcCode.InvalidParams : RpcCode.InternalError,
+    detail: error.detail,
+    data: { clawtool: { reason: error.reason, retryable: error.retryable } }
+  })
+
+const unsupported = (instance: string, what: string) =>
+  new RpcError({
+    reason: "Unsupported",
+    code: RpcCode.MethodNotFound,
+    detail: `source "${instance}" does not support ${what}`
+  })
+
+const invalid = (detail: string) => new RpcError({ reason: "InvalidParams", code: RpcCode.InvalidParams, detail })
+
+const stringParam = (params: JsonObject, key: string, method: string) =>
+  typeof params[key] === "string"
+    ? Effect.succeed(params[key] as string)
+    : Effect.fail(invalid(`${method} needs params.${key} (a string)`))
+
+const objectAt = (value: unknown, ...path: ReadonlyArray<string>): JsonObject | undefined => {
+  let current: unknown = value
+  for (const key of path) {
+    if (!isJsonObject(current)) return undefined
+    current = current[key]
+  }
+  return isJsonObject(current) ? current : undefined
+}
+
+/** The capability checks, by what each method needs of the child. */
+const has = {
+  resources: (c: Connection) => objectAt(c.capabilities, "resources") !== undefined,
+  subscribe: (c: Connection) => objectAt(c.capabilities, "resources")?.subscribe === true,
+  prompts: (c: Connection) => objectAt(c.capabilities, "prompts") !== undefined,
+  completions: (c: Connection) => objectAt(c.capabilities, "completions") !== undefined,
+  logging: (c: Connection) => objectAt(c.capabilities, "logging") !== undefined,
+  tasks: (c: Connection) => objectAt(c.capabilities, "tasks") !== undefined,
+  taskList: (c: Connection) => objectAt(c.capabilities, "tasks", "list") !== undefined,
+  taskCancel: (c: Connection) => objectAt(c.capabilities, "tasks", "cancel") !== undefined,
+  taskToolCall: (c: Connection) => objectAt(c.capabilities, "tasks", "requests", "tools", "call") !== undefined,
+  rootsNotice: (c: Connection) => objectAt(c.clientCapabilities, "roots")?.listChanged === true
+}
+
+const maxPages = 1000
+
+export const make = (sources: Sources, surface: Effect.Effect<S.Surface>) => {
+  const connection = (instance: string) => Effect.mapError(sources.connection(instance), fromCallError)
+
+  /** The running child for `instance`, failing with -32601 when it lacks the capability `what` needs. */
+  const capable = (instance: string, check: (c: Connection) => boolean, what: string) =>
+    Effect.flatMap(connection(instance), (c) =>
+      check(c) ? Effect.succeed(c) : Effect.fail(unsupported(instance, what))
+    )
+
+  const readResource = (params: JsonObject, options?: RequestOptions) =>
+    Effect.gen(function* () {
+      const uri = yield* stringParam(params, "uri", "resources/read")
+      const route = yield* S.routeUri(yield* surface, uri)
+      const child = yield* capable(route.instance, has.resources, "resources")
+      const result = yield* child.request("resources/read", { ...params, uri: route.uri }, options)
+      return S.mapReadResult(yield* surface, route.instance, result)
+    })
+
+  /** resources/subscribe and unsubscribe; the route is returned so the Gateway can re-subscribe after a restart. */
+  const subscription = (method: "resources/subscribe" | "resources/unsubscribe", params: JsonObject) =>
+    Effect.gen(function* () {
+      const uri = yield* stringParam(params, "uri", method)
+      const route = yield* S.routeUri(yield* surface, uri)
+      const child = yield* capable(route.instance, has.subscribe, "resource subscriptions")
+      const result = yield* child.request(method, { ...params, uri: route.uri })
+      return { result, route }
+    })
+
+  const getPrompt = (params: JsonObject, options?: RequestOptions) =>
+    Effect.gen(function* () {
+      const wire = yield* stringParam(params, "name", "prompts/get")
+      const route = yield* S.routeName(wire, "prompt")
+      const child = yield* capable(route.instance, has.prompts, "prompts")
+      const result = yield* child.request("prompts/get", { ...params, name: route.name }, options)
+      return S.mapPromptResult(yield* surface, route.instance, result)
+    })
+
+  const complete = (params: JsonObject) =>
+    Effect.gen(function* () {
+      const ref = params.ref
+      if (!isJsonObject(ref)) return yield* invalid("completion/complete needs params.ref (an object)")
+      if (ref.type === "ref/prompt") {
+        const route = yield* S.routeName(yield* stringParam(ref, "name", "completion/complete ref/prompt"), "prompt")
+        const child = yield* capable(route.instance, has.completions, "completions")
+        return yield* child.request("completion/complete", { ...params, ref: { ...ref, name: route.name } })
+      }
+      if (ref.type === "ref/resource") {
+        const uri = yield* stringParam(ref, "uri", "completion/complete ref/resource")
+        const route = yield* S.routeTemplate(yield* surface, uri)
+        const child = yield* capable(route.instance, has.completions, "completions")
+        return yield* child.request("completion/complete", { ...params, ref: { ...ref, uri: route.uri } })
+      }
+      return yield* invalid(`completion/complete: unknown ref type ${JSON.stringify(ref.type)}`)
+    })
+
+  /** logging/setLevel to every running child that has logging; one child's failure does not fail the host's call. */
+  const setLevel = (level: string) =>
+    Effect.flatMap(sources.running, (running) =>
+      Effect.forEach(
+        running.filter(has.logging),
+        (child) =>
+          child
+            .request("logging/setLevel", { level })
+            .pipe(
+              Effect.catchAll((error) => Effect.logDebug(`logging/setLevel to ${child.instance}: ${error.detail}`))
+            ),
+        { concurrency: "unbounded", discard: true }
+      )
+    )
+
+  /** The host's roots changed: tell every child that declared interest (clawtool declared roots.listChanged to it). */
+  const rootsChanged = Effect.flatMap(sources.running, (running) =>
+    Effect.forEach(running.filter(has.rootsNotice), (child) => child.notify("notifications/roots/list_changed"), {
+      concurrency: "unbounded",
+      discard: true
+    })
+  )
+
+  // === tasks ==========================================================================================================
+
+  const taskRoute = (params: JsonObject, check: (c: Connection) => boolean, what: string) =>
+    Effect.gen(function* () {
+      const route = yield* S.routeTaskId(params.taskId)
+      const child = yield* capable(route.instance, check, what)
+      return { child, instance: route.instance, params: { ...params, taskId: route.taskId } }
+    })
+
+  const getTask = (params: JsonObject) =>
+    Effect.gen(function* () {
+      const { child, instance, params: forwarded } = yield* taskRoute(params, has.tasks, "tasks")
+      return S.mapTask(instance, yield* child.request("tasks/get", forwarded))
+    })
+
+  const cancelTask = (params: JsonObject) =>
+    Effect.gen(function* () {
+      const { child, instance, params: forwarded } = yield* taskRoute(params, has.taskCancel, "tasks/cancel")
+      return S.mapTask(instance, yield* child.request("tasks/cancel", forwarded))
+    })
+
+  /** tasks/result blocks until the task ends; the child may send reverse requests meanwhile (input_required). */
+  const taskResult = (params: JsonObject, options?: RequestOptions) =>
+    Effect.gen(function* () {
+      const { child, instance, params: forwarded } = yield* taskRoute(params, has.tasks, "tasks")
+      const result = yield* child.request("tasks/result", forwarded, options)
+      return mapResult(yield* surface, instance, result)
+    })
+
+  /** Every running child's tasks (all pages) in one page; a child that fails to list is left out, not fatal. */
+  const listTasks = Effect.flatMap(sources.running, (running) =>
+    Effect.map(
+      Effect.forEach(
+        running.filter(has.taskList),
+        (child) =>
+          Effect.gen(function* () {
+            const tasks: Array<JsonObject> = []
+            let cursor: string | undefined
+            for (let page = 0; page < maxPages; page++) {
+              const result = yield* child.request("tasks/list", cursor === undefined ? {} : { cursor })
+              if (Array.isArray(result.tasks)) {
+                for (const task of result.tasks) if (isJsonObject(task)) tasks.push(S.mapTask(child.instance, task))
+              }
+              if (typeof result.nextCursor !== "string" || result.nextCursor === cursor) break
+              cursor = result.nextCursor
+            }
+            return tasks
+          }).pipe(
+            Effect.catchAll((error) =>
+              Effect.as(Effect.logDebug(`tasks/list on ${child.instance}: ${error.detail}`), [] as Array<JsonObject>)
+            )
+          ),
+        { concurrency: "unbounded" }
+      ),
+      (lists) => ({ tasks: lists.flat() })
+    )
+  )
+
+  /** A task-augmented tools/call needs a child that declared tasks.requests.tools.call. */
+  const checkTaskCall = (instance: string) =>
+    Effect.asVoid(capable(instance, has.taskToolCall, "task-augmented tools/call"))
+
+  // === results and notifications ======================================================================================
+
+  /** A tools/call or tasks/result result: host task ids, and clashing URIs in content qualified. */
+  const mapResult = <A extends JsonObject>(current: S.Surface, instance: string, result: A): A => {
+    const content = S.mapToolResult(current, instance, result)
+    const task = isJsonObject(content.task) ? { task: S.mapTask(instance, content.task) } : {}
+    const meta =
+      content._meta === undefined
+        ? {}
+        : { _meta: S.mapRelatedTask(content._meta, (taskId) => S.hostTaskId(instance, taskId)) }
+    return { ...content, ...task, ...meta } as A
+  }
+
+  const mapCallResult = <A extends JsonObject>(instance: string, result: A) =>
+    Effect.map(surface, (current) => mapResult(current, instance, result))
+
+  /** A child's notification as the host gets it, or None when it is not for the host. */
+  const mapNotification = (notification: ChildNotification) =>
+    Effect.map(surface, (current): Option.Option<{ method: string; params: JsonObject }> => {
+      const { instance, method } = notification
+      const params = notification.params ?? {}
+      switch (method) {
+        case "notifications/message": {
+          // The instance is the logger the host sees; the child's own logger stays in _meta.
+          const own =
+            typeof params.logger === "string"
+              ? { _meta: { ...objectAt(params, "_meta"), clawtool: { logger: params.logger } } }
+              : {}
+          return Option.some({ method, params: { ...params, logger: instance, ...own } })
+        }
+        case "notifications/resources/updated":
+          return typeof params.uri === "string"
+            ? Option.some({ method, params: { ...params, uri: S.hostUri(current, instance, params.uri) } })
+            : Option.none()
+        case "notifications/tasks/status":
+          return Option.some({ method, params: S.mapTask(instance, params) })
+        case "notifications/elicitation/complete":
+          return Option.some({ method, params })
+        default:
+          return Option.none()
+      }
+    })
+
+  /** A reverse request's params as the host gets them: a related-task id is the host's. */
+  const mapReverseParams = (instance: string, params: JsonObject | undefined): JsonObject | undefined =>
+    params?._meta === undefined
+      ? params
+      : { ...params, _meta: S.mapRelatedTask(params._meta, (taskId) => S.hostTaskId(instance, taskId)) }
+
+  return {
+    listResources: Effect.map(surface, (current) => ({ resources: current.resources })),
+    listResourceTemplates: Effect.map(surface, (current) => ({ resourceTemplates: current.resourceTemplates })),
+    readResource,
+    subscription,
+    listPrompts: Effect.map(surface, (current) => ({ prompts: current.prompts })),
+    getPrompt,
+    complete,
+    setLevel,
+    rootsChanged,
+    getTask,
+    cancelTask,
+    taskResult,
+    listTasks,
+    checkTaskCall,
+    mapCallResult,
+    mapNotification,
+    mapReverseParams
+  } as const
+}
+
+export type Forward = ReturnType<typeof make>

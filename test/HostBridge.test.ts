@@ -1,0 +1,60 @@
+import { assert, describe, it } from "@effect/vitest"
+import { Effect, Fiber, Option } from "effect"
+import { childCapabilities, HostBridge, offlinePort } from "../src/services/HostBridge.js"
+
+describe("HostBridge", () => {
+  it("children are declared only the host's sampling, elicitation and roots", () => {
+    assert.deepStrictEqual(
+      childCapabilities({ sampling: { tools: {} }, roots: { listChanged: true }, tasks: {}, experimental: { x: {} } }),
+      { sampling: { tools: {} }, roots: { listChanged: true } }
+    )
+    assert.deepStrictEqual(childCapabilities({}), {})
+  })
+
+  it.scoped("children wait for the host; reverse requests need the host's capability", () =>
+    Effect.gen(function* () {
+      const bridge = yield* HostBridge
+      const waiting = yield* Effect.fork(bridge.port.clientCapabilities)
+      assert.isTrue(Option.isNone(yield* Fiber.poll(waiting)))
+      const before = yield* Effect.flip(bridge.port.request("a", "roots/list", undefined))
+      assert.strictEqual(before.code, -32601)
+      yield* bridge.attach({
+        capabilities: { roots: {}, tasks: {} },
+        request: (instance, method) => Effect.succeed({ instance, method })
+      })
+      assert.deepStrictEqual(yield* Fiber.join(waiting), { roots: {} })
+      assert.deepStrictEqual(yield* bridge.port.request("a", "roots/list", undefined), {
+        instance: "a",
+        method: "roots/list"
+      })
+      const refused = yield* Effect.flip(bridge.port.request("a", "sampling/createMessage", {}))
+      assert.strictEqual(refused.code, -32601)
+      assert.include(refused.detail, "sampling")
+    }).pipe(Effect.provide(HostBridge.Default))
+  )
+
+  it.scoped("remembers the log level and subscriptions for children that start later", () =>
+    Effect.gen(function* () {
+      const bridge = yield* HostBridge
+      yield* bridge.setLogLevel("warning")
+      yield* bridge.remember("a", "x://1", true)
+      yield* bridge.remember("a", "x://2", true)
+      yield* bridge.remember("a", "x://1", false)
+      assert.strictEqual(yield* bridge.port.logLevel, "warning")
+      assert.deepStrictEqual(yield* bridge.port.subscriptions("a"), ["x://2"])
+      assert.deepStrictEqual(yield* bridge.port.subscriptions("b"), [])
+    }).pipe(Effect.provide(HostBridge.Default))
+  )
+
+  it.effect("without a host (health, tools list): all three declared, every reverse request refused", () =>
+    Effect.gen(function* () {
+      assert.deepStrictEqual(Object.keys(yield* offlinePort.clientCapabilities).sort(), [
+        "elicitation",
+        "roots",
+        "sampling"
+      ])
+      const refused = yield* Effect.flip(offlinePort.request("a", "roots/list", undefined))
+      assert.strictEqual(refused.code, -32601)
+    })
+  )
+})
