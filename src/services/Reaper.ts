@@ -58,21 +58,33 @@ export interface ReaperShape {
  */
 export class Reaper extends Effect.Service<Reaper>()("clawtool/Reaper", {
   scoped: Effect.gen(function* () {
-    const helper = yield* Effect.acquireRelease(Effect.sync(startHelper), (helper) =>
+    // Started with the first child, not with clawtool: a gateway with no sources (and every cold start) pays nothing.
+    let helper: Helper | undefined | "not-started" = "not-started"
+    const started = (): Helper | undefined => {
+      if (helper === "not-started") {
+        helper = startHelper()
+        if (helper === undefined) {
+          process.stderr.write(
+            "clawtool: reaper: cannot start the helper; children may outlive a SIGKILL of clawtool\n"
+          )
+        }
+      }
+      return helper
+    }
+    yield* Effect.addFinalizer(() =>
       Effect.sync(() => {
-        if (helper !== undefined && !helper.stdin.destroyed) helper.stdin.end()
+        if (helper !== "not-started" && helper !== undefined && !helper.stdin.destroyed) helper.stdin.end()
       })
     )
-    if (helper === undefined) {
-      yield* Effect.logWarning("reaper: cannot start the helper; children may outlive a SIGKILL of clawtool")
-      return { track: () => {}, untrack: () => {} } satisfies ReaperShape
-    }
-    const write = (line: string) => {
-      if (!helper.stdin.destroyed && helper.stdin.writable) helper.stdin.write(line)
+    const write = (line: string, start: boolean) => {
+      const current = start ? started() : helper
+      if (current !== "not-started" && current !== undefined && !current.stdin.destroyed && current.stdin.writable) {
+        current.stdin.write(line)
+      }
     }
     return {
-      track: (pgid) => write(`+${pgid}\n`),
-      untrack: (pgid) => write(`-${pgid}\n`)
+      track: (pgid) => write(`+${pgid}\n`, true),
+      untrack: (pgid) => write(`-${pgid}\n`, false)
     } satisfies ReaperShape
   })
 }) {

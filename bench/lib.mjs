@@ -1,0 +1,142 @@
+// lib.mjs: what run.mjs and profile.mjs share: spawning servers behind an SDK client, clawtool configs, the two
+// requests every figure is made of, /proc memory, and small statistics.
+import { Client } from "@modelcontextprotocol/sdk/client/index.js"
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
+import { CallToolResultSchema } from "@modelcontextprotocol/sdk/types.js"
+import { execFileSync } from "node:child_process"
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import * as Os from "node:os"
+import * as Path from "node:path"
+import { fileURLToPath } from "node:url"
+import * as z from "zod"
+
+export const root = Path.resolve(Path.dirname(fileURLToPath(import.meta.url)), "..")
+export const fixture = (name) => Path.join(root, "bench", "fixtures", name)
+export const echoServer = fixture("echo-server.mjs")
+export const rawServer = fixture("raw-server.mjs")
+export const sdkProxy = fixture("sdk-proxy.mjs")
+export const distMain = Path.join(root, "dist", "main.js")
+
+export const log = (line) => process.stderr.write(`${line}\n`)
+export const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms))
+
+// ---------------------------------------------------------------------------------------------------------------------
+// Statistics
+
+export const round = (x, digits = 2) =>
+  x === null || x === undefined || Number.isNaN(x) ? null : Number(x.toFixed(digits))
+export const percentile = (xs, p) => {
+  if (xs.length === 0) return NaN
+  const sorted = Float64Array.from(xs).sort()
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))]
+}
+export const median = (xs) => percentile(xs, 50)
+
+// ---------------------------------------------------------------------------------------------------------------------
+// Processes
+
+let tmpDir
+/** A scratch directory for configs, removed by cleanup(). */
+export const tmp = () => (tmpDir ??= mkdtempSync(Path.join(Os.tmpdir(), "clawtool-bench-")))
+export const cleanup = () => {
+  if (tmpDir !== undefined) rmSync(tmpDir, { recursive: true, force: true })
+  tmpDir = undefined
+}
+
+/** The environment of every server under test: the bench's own, minus what would export spans or join a trace. */
+export const childEnv = () => {
+  const env = { ...process.env }
+  for (const key of Object.keys(env)) if (/^(OTEL_|TRACEPARENT|TRACESTATE|CLAWTOOL_)/.test(key)) delete env[key]
+  return env
+}
+
+/**
+ * An SDK client over stdio to `node <args>`. `started` is taken just before the spawn, so `initMs` is process start →
+ * initialize answered. stderr is drained (a full pipe would stall the server) and its tail kept for error messages.
+ */
+export const open = async (args, label = args.map((arg) => Path.basename(arg)).join(" ")) => {
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args,
+    env: childEnv(),
+    cwd: root,
+    stderr: "pipe"
+  })
+  let stderr = ""
+  transport.stderr?.on("data", (chunk) => {
+    stderr = (stderr + chunk.toString()).slice(-4000)
+  })
+  const client = new Client({ name: "clawtool-bench", version: "1.0.0" })
+  client.onerror = () => {}
+  const started = performance.now()
+  try {
+    await client.connect(transport, { timeout: 120_000 })
+  } catch (error) {
+    throw new Error(`${label}: initialize failed: ${error.message}\n${stderr}`)
+  }
+  return {
+    client,
+    pid: transport.pid,
+    started,
+    initMs: performance.now() - started,
+    stderr: () => stderr,
+    close: () => client.close().catch(() => {})
+  }
+}
+
+/** argv for `clawtool serve` (entry: dist/main.js or an experiment) over a fresh config with these sources. */
+export const clawtoolArgs = (entry, sources, nodeFlags = []) => {
+  const file = Path.join(tmp(), `config-${Math.random().toString(36).slice(2)}.toml`)
+  const tables = Object.entries(sources).map(
+    ([name, args]) =>
+      `[sources.${name}]\ncommand = ${JSON.stringify([process.execPath, ...args])}\nstartup_timeout = "60s"\n`
+  )
+  writeFileSync(file, tables.join("\n"))
+  return [...nodeFlags, entry, "serve", "--config", file]
+}
+
+// ---------------------------------------------------------------------------------------------------------------------
+// Requests: the same two on every path
+
+export const callEcho = (client, name) =>
+  client.request({ method: "tools/call", params: { name, arguments: { text: "hello" } } }, CallToolResultSchema, {
+    timeout: 60_000
+  })
+
+// Both paths parse tools/list with a loose schema: the figures are not about the SDK client validating 10,000 tools.
+const LooseListResult = z.looseObject({ tools: z.array(z.looseObject({ name: z.string() })) })
+export const listTools = (client) =>
+  client.request({ method: "tools/list", params: {} }, LooseListResult, { timeout: 120_000 })
+
+const clockTicks = (() => {
+  try {
+    return Number(execFileSync("getconf", ["CLK_TCK"], { encoding: "utf8" }).trim()) || 100
+  } catch {
+    return 100
+  }
+})()
+
+/**
+ * CPU time (user + system) a process has used so far, in ms (Linux /proc, 10 ms resolution). Unlike wall time it
+ * hardly moves when other work shares the machine, so it shows a process's own cost on a busy machine.
+ */
+export const cpuMsOf = (pid) => {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8")
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / clockTicks
+  } catch {
+    return NaN
+  }
+}
+
+/** Peak (VmHWM) and current (VmRSS) resident set size of a process, in MB (Linux /proc). */
+export const memoryOf = (pid) => {
+  try {
+    const status = readFileSync(`/proc/${pid}/status`, "utf8")
+    const kb = (key) => Number(new RegExp(`^${key}:\\s+(\\d+) kB`, "m").exec(status)?.[1] ?? NaN)
+    return { peakRssMb: round(kb("VmHWM") / 1024, 1), rssMb: round(kb("VmRSS") / 1024, 1) }
+  } catch {
+    return { peakRssMb: null, rssMb: null }
+  }
+}

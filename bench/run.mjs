@@ -1,0 +1,727 @@
+#!/usr/bin/env node
+// run.mjs: clawtool's benchmark harness (issue 7). `npm run bench` builds dist/ and runs this; see bench/README.md.
+//   node bench/run.mjs [--quick] [--only overhead,startup,coldstart,catalog,memory] [--no-experiments] [--out FILE]
+// Every figure is measured in this one run, on this machine, next to its direct-path baseline; the ratios are what
+// carries over to other machines. Prints a table and writes bench/results.json.
+import { execFileSync } from "node:child_process"
+import { readdirSync, readFileSync, writeFileSync } from "node:fs"
+import * as Os from "node:os"
+import * as Path from "node:path"
+import { pathToFileURL } from "node:url"
+import * as Bundle from "./bundle.mjs"
+import {
+  callEcho,
+  cleanup,
+  cpuMsOf,
+  clawtoolArgs,
+  echoServer,
+  listTools,
+  log,
+  median,
+  memoryOf,
+  open,
+  percentile,
+  rawServer,
+  root,
+  round,
+  sdkProxy,
+  sleep,
+  tmp
+} from "./lib.mjs"
+
+// ---------------------------------------------------------------------------------------------------------------------
+// Options
+
+const argv = process.argv.slice(2)
+const flag = (name) => argv.includes(name)
+const value = (name) => {
+  const at = argv.indexOf(name)
+  return at === -1 ? undefined : argv[at + 1]
+}
+const quick = flag("--quick")
+const experiments = !flag("--no-experiments")
+const only = new Set((value("--only") ?? "overhead,startup,coldstart,catalog,memory").split(","))
+const outFile = Path.resolve(value("--out") ?? Path.join(root, "bench", "results.json"))
+const scale = (n) => (quick ? Math.max(1, Math.round(n / 5)) : n)
+
+const plan = {
+  overhead: {
+    rounds: quick ? 1 : 3,
+    warmup: scale(1000),
+    sequential: scale(2000),
+    concurrent: scale(4000),
+    concurrency: 32
+  },
+  startup: { runs: quick ? 1 : 3, sources: 20, initDelayMs: 1000 },
+  coldstart: { runs: quick ? 2 : 5 },
+  catalog: { tools: 10_000, lists: quick ? 3 : 10, builds: quick ? 2 : 5 },
+  memory: { sources: 20, idleMs: 1500 }
+}
+
+const targets = {
+  latencyRatio: 1.5,
+  throughputRatio: 0.6,
+  startupMs: 1250,
+  coldStartRatio: 1.3,
+  catalogServerMs: 25,
+  peakRssMb: 90
+}
+
+// ---------------------------------------------------------------------------------------------------------------------
+// Helpers
+
+const loadavg = () => Os.loadavg().map((x) => round(x))
+
+const commit = () => {
+  try {
+    const head = execFileSync("git", ["rev-parse", "--short", "HEAD"], { cwd: root, encoding: "utf8" }).trim()
+    const dirty = execFileSync("git", ["status", "--porcelain", "--", "src"], { cwd: root, encoding: "utf8" }).trim()
+    return dirty === "" ? head : `${head}+uncommitted src changes`
+  } catch {
+    return "unknown"
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------------------
+// 1. Call overhead
+
+const sequentialLatencies = async (client, tool, n) => {
+  const out = new Float64Array(n)
+  for (let i = 0; i < n; i++) {
+    const started = performance.now()
+    await callEcho(client, tool)
+    out[i] = performance.now() - started
+  }
+  return out
+}
+
+const throughput = async (client, tool, n, concurrency) => {
+  let issued = 0
+  const started = performance.now()
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (issued < n) {
+        issued++
+        await callEcho(client, tool)
+      }
+    })
+  )
+  return n / ((performance.now() - started) / 1000)
+}
+
+/**
+ * One child, three paths: direct, through clawtool, and through sdk-proxy.mjs (the leanest relay on the SDK, a
+ * reference for what any Node proxy on the SDK costs here). Every path keeps its process open for the whole section.
+ */
+const overheadFor = async (childArgs, label) => {
+  const p = plan.overhead
+  const opened = [
+    { name: "direct", tool: "echo", conn: await open(childArgs, `${label} direct`) },
+    {
+      name: "clawtool",
+      tool: "echo__echo",
+      conn: await open(clawtoolArgs(Bundle.variants.dist, { echo: childArgs }), `${label} via clawtool`)
+    },
+    {
+      name: "sdkRelay",
+      tool: "echo",
+      conn: await open([sdkProxy, process.execPath, ...childArgs], `${label} via sdk-proxy`)
+    }
+  ]
+  try {
+    const listed = (await listTools(opened[1].conn.client)).tools.map((tool) => tool.name)
+    if (!listed.includes("echo__echo")) throw new Error(`clawtool did not list echo__echo: ${listed.join(", ")}`)
+    const paths = opened.map((path) => ({ ...path, client: path.conn.client, latencies: [], rates: [], cpuMs: 0 }))
+    for (const path of paths) {
+      const result = await callEcho(path.client, path.tool)
+      if (result.content?.[0]?.text !== "hello")
+        throw new Error(`${path.name}: unexpected result ${JSON.stringify(result)}`)
+      await sequentialLatencies(path.client, path.tool, p.warmup)
+      await throughput(path.client, path.tool, p.warmup * 2, p.concurrency)
+    }
+    const perRound = []
+    for (let r = 0; r < p.rounds; r++) {
+      // Rotate the order so a drift in the machine's load does not favour one path.
+      const order = paths.map((_, i) => paths[(i + r) % paths.length])
+      const row = {}
+      for (const path of order) {
+        const cpuBefore = cpuMsOf(path.conn.pid)
+        const latencies = await sequentialLatencies(path.client, path.tool, p.sequential)
+        const rate = await throughput(path.client, path.tool, p.concurrent, p.concurrency)
+        path.cpuMs += cpuMsOf(path.conn.pid) - cpuBefore
+        path.latencies.push(...latencies)
+        path.rates.push(rate)
+        row[path.name] = { p50: median(latencies), rate }
+      }
+      perRound.push({
+        latencyRatio: round(row.clawtool.p50 / row.direct.p50),
+        throughputRatio: round(row.clawtool.rate / row.direct.rate)
+      })
+    }
+    const summary = (path) => ({
+      p50Ms: round(median(path.latencies), 3),
+      p99Ms: round(percentile(path.latencies, 99), 3),
+      throughputRps: Math.round(median(path.rates)),
+      calls: path.latencies.length + path.rates.length * p.concurrent,
+      // CPU of the process the client talks to (the child on the direct path, clawtool or the relay otherwise).
+      cpuUsPerCall: Math.round((1000 * path.cpuMs) / (path.latencies.length + path.rates.length * p.concurrent))
+    })
+    const [direct, clawtool, sdkRelay] = paths.map(summary)
+    const ratios = (x) => ({
+      addedP50Ms: round(x.p50Ms - direct.p50Ms, 3),
+      latencyRatioP50: round(x.p50Ms / direct.p50Ms),
+      latencyRatioP99: round(x.p99Ms / direct.p99Ms),
+      throughputRatio: round(x.throughputRps / direct.throughputRps)
+    })
+    return {
+      child: label,
+      direct,
+      clawtool: { ...clawtool, ...ratios(clawtool) },
+      sdkRelay: { ...sdkRelay, ...ratios(sdkRelay) },
+      perRound,
+      clawtoolMemory: memoryOf(opened[1].conn.pid)
+    }
+  } finally {
+    await Promise.all(opened.map((path) => path.conn.close()))
+  }
+}
+
+const overhead = async () => {
+  const out = { plan: plan.overhead }
+  for (const [key, args, label] of [
+    ["sdkChild", [echoServer], "sdk-echo"],
+    ["rawChild", [rawServer], "raw-echo"]
+  ]) {
+    const row = (out[key] = await overheadFor(args, label))
+    log(
+      `  ${label}: p50 ${row.direct.p50Ms} -> ${row.clawtool.p50Ms} ms (sdk relay ${row.sdkRelay.p50Ms}), ` +
+        `${row.direct.throughputRps} -> ${row.clawtool.throughputRps} calls/s (sdk relay ${row.sdkRelay.throughputRps})`
+    )
+  }
+  return out
+}
+
+// ---------------------------------------------------------------------------------------------------------------------
+// 2. Start-up: 20 sources whose initialize takes 1 s
+
+const slowSources = () =>
+  Object.fromEntries(
+    Array.from({ length: plan.startup.sources }, (_, i) => [
+      `slow-${String(i + 1).padStart(2, "0")}`,
+      [rawServer, "--init-delay", String(plan.startup.initDelayMs)]
+    ])
+  )
+
+const startupOnce = async (entry) => {
+  const proxied = await open(clawtoolArgs(entry, slowSources()), "clawtool start-up")
+  try {
+    const { tools } = await listTools(proxied.client)
+    const fullMs = performance.now() - proxied.started
+    const echoes = tools.filter((tool) => tool.name.endsWith("__echo")).length
+    if (echoes !== plan.startup.sources) {
+      throw new Error(`tools/list had ${echoes} of ${plan.startup.sources} sources\n${proxied.stderr()}`)
+    }
+    return { fullMs, initMs: proxied.initMs, afterInitMs: fullMs - proxied.initMs }
+  } finally {
+    await proxied.close()
+  }
+}
+
+/** The reference: the bench itself spawns the same 20 children concurrently and lists each. */
+const startupDirectOnce = async () => {
+  const started = performance.now()
+  const children = await Promise.all(
+    Object.values(slowSources()).map(async (args) => {
+      const child = await open(args, "slow child")
+      await listTools(child.client)
+      return child
+    })
+  )
+  const fullMs = performance.now() - started
+  await Promise.all(children.map((child) => child.close()))
+  return { fullMs }
+}
+
+const startup = async (variants) => {
+  const rows = Object.fromEntries(Object.keys(variants).map((name) => [name, []]))
+  const direct = []
+  for (let r = 0; r < plan.startup.runs; r++) {
+    direct.push(await startupDirectOnce())
+    for (const [name, entry] of Object.entries(variants)) rows[name].push(await startupOnce(entry))
+  }
+  const summarize = (runs) => ({
+    fullMs: Math.round(median(runs.map((run) => run.fullMs))),
+    initMs: Math.round(median(runs.map((run) => run.initMs))),
+    afterInitMs: Math.round(median(runs.map((run) => run.afterInitMs))),
+    runsMs: runs.map((run) => Math.round(run.fullMs))
+  })
+  const out = {
+    plan: plan.startup,
+    directMs: Math.round(median(direct.map((run) => run.fullMs))),
+    directRunsMs: direct.map((run) => Math.round(run.fullMs)),
+    clawtool: Object.fromEntries(Object.entries(rows).map(([name, runs]) => [name, summarize(runs)]))
+  }
+  log(
+    `  direct ${out.directMs} ms; clawtool ${Object.entries(out.clawtool)
+      .map(([k, v]) => `${k} ${v.fullMs} ms`)
+      .join(", ")}`
+  )
+  return out
+}
+
+// ---------------------------------------------------------------------------------------------------------------------
+// 3. Cold start: process start -> initialize answered
+
+const coldstart = async (variants) => {
+  const empty = Path.join(tmp(), "empty.toml")
+  writeFileSync(empty, "# no sources\n")
+  const candidates = {
+    "raw-server (node, no SDK)": [rawServer],
+    "bare SDK server": [echoServer],
+    ...Object.fromEntries(
+      Object.entries(variants).map(([name, entry]) => [`clawtool ${name}`, [entry, "serve", "--config", empty]])
+    )
+  }
+  const times = Object.fromEntries(Object.keys(candidates).map((name) => [name, []]))
+  const memory = {}
+  for (let r = 0; r < plan.coldstart.runs; r++) {
+    // Round robin, so every candidate sees the same machine load.
+    for (const [name, args] of Object.entries(candidates)) {
+      const child = await open(args, name)
+      times[name].push(child.initMs)
+      if (r === 0) memory[name] = memoryOf(child.pid)
+      await child.close()
+    }
+  }
+  const bare = median(times["bare SDK server"])
+  const rows = Object.fromEntries(
+    Object.entries(times).map(([name, runs]) => [
+      name,
+      {
+        medianMs: Math.round(median(runs)),
+        minMs: Math.round(Math.min(...runs)),
+        ratioToBareSdk: round(median(runs) / bare),
+        peakRssMbAtInit: memory[name].peakRssMb
+      }
+    ])
+  )
+  for (const [name, row] of Object.entries(rows)) log(`  ${name}: ${row.medianMs} ms (x${row.ratioToBareSdk})`)
+  return { plan: plan.coldstart, rows }
+}
+
+// ---------------------------------------------------------------------------------------------------------------------
+// 4. Catalog: one child with 10,000 tools
+
+/** Catalog.build, in process, on the same 10,001 tools the child serves: the pipeline (names, hints, sort, hash). */
+const pipelineMs = async (tools) => {
+  const registryDir = Path.join(Path.dirname(Bundle.variants.dist), "services", "Registry")
+  try {
+    const [Catalog, Manifest, CoreTools, Either] = await Promise.all([
+      import(pathToFileURL(Path.join(registryDir, "Catalog.js")).href),
+      import(pathToFileURL(Path.join(registryDir, "Manifest.js")).href),
+      import(pathToFileURL(Path.join(registryDir, "CoreTools.js")).href),
+      import("effect/Either")
+    ])
+    const manifest = Either.getOrThrow(Manifest.make(CoreTools.coreSpecs))
+    const input = { manifest, sources: [{ instance: "big", tools }], toolConfig: {}, budget: 64 }
+    Catalog.build(input) // warm-up
+    const runs = []
+    const cpuRuns = []
+    for (let i = 0; i < plan.catalog.builds; i++) {
+      const started = performance.now()
+      const cpu = process.cpuUsage()
+      const catalog = Catalog.build(input)
+      const used = process.cpuUsage(cpu)
+      runs.push(performance.now() - started)
+      cpuRuns.push((used.user + used.system) / 1000)
+      if (catalog.tools.length < tools.length) throw new Error(`built ${catalog.tools.length} tools`)
+    }
+    return { ms: median(runs), cpuMs: median(cpuRuns), runsMs: runs.map((x) => round(x, 1)) }
+  } catch (error) {
+    return { ms: NaN, cpuMs: NaN, error: `in-process Catalog.build unavailable: ${error.message}` }
+  }
+}
+
+const catalog = async () => {
+  const childArgs = [rawServer, "--tools", String(plan.catalog.tools)]
+  const direct = await open(childArgs, "10k direct")
+  const proxied = await open(clawtoolArgs(Bundle.variants.dist, { big: childArgs }), "10k via clawtool")
+  try {
+    let started = performance.now()
+    const first = await listTools(proxied.client)
+    const firstListMs = performance.now() - started
+    const proxiedTimes = []
+    const directTimes = []
+    let directResult
+    let clawtoolCpuMs = 0
+    for (let i = 0; i < plan.catalog.lists; i++) {
+      started = performance.now()
+      const cpuBefore = cpuMsOf(proxied.pid)
+      await listTools(proxied.client)
+      proxiedTimes.push(performance.now() - started)
+      clawtoolCpuMs += cpuMsOf(proxied.pid) - cpuBefore
+      started = performance.now()
+      directResult = await listTools(direct.client)
+      directTimes.push(performance.now() - started)
+    }
+    const pipeline = await pipelineMs(directResult.tools)
+    const warmProxied = median(proxiedTimes)
+    const warmDirect = median(directTimes)
+    // Server time of a warm tools/list, two ways: clawtool's CPU time per list (from /proc: its SDK Server, the
+    // serialisation, the write; robust on a busy machine), and the round trip minus a direct round trip of a
+    // same-sized, pre-serialised answer (wall time, noisy). The first tools/list after a catalog change also runs the
+    // pipeline, timed in process (CPU time). The target is judged on pipeline CPU + warm-list CPU.
+    const warmServerMs = Math.max(0, warmProxied - warmDirect)
+    const warmListCpuMs = clawtoolCpuMs / plan.catalog.lists
+    const out = {
+      plan: plan.catalog,
+      tools: first.tools.length,
+      responseBytes: Buffer.byteLength(JSON.stringify(first)),
+      directResponseBytes: Buffer.byteLength(JSON.stringify(directResult)),
+      firstListMs: Math.round(firstListMs),
+      warmListMs: round(warmProxied, 1),
+      directListMs: round(warmDirect, 1),
+      warmServerMs: round(warmServerMs, 1),
+      warmListCpuMs: round(warmListCpuMs, 1),
+      pipelineMs: round(pipeline.ms, 1),
+      pipelineCpuMs: round(pipeline.cpuMs, 1),
+      pipelineRunsMs: pipeline.runsMs,
+      ...(pipeline.error === undefined ? {} : { pipelineError: pipeline.error }),
+      serverMs: round(warmListCpuMs + (Number.isNaN(pipeline.cpuMs) ? 0 : pipeline.cpuMs), 1),
+      clawtoolMemory: memoryOf(proxied.pid)
+    }
+    log(
+      `  ${out.tools} tools, ${out.responseBytes} bytes; pipeline ${out.pipelineCpuMs} ms CPU + warm list ${out.warmListCpuMs} ms CPU`
+    )
+    return out
+  } finally {
+    await Promise.all([direct.close(), proxied.close()])
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------------------
+// 5. Memory: clawtool with 20 idle children
+
+/** Child processes of `pid` that are not sources (e.g. a reaper helper): their RSS is clawtool's too. */
+const helpersOf = (pid) => {
+  const helpers = []
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, "utf8")
+      const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1])
+      if (ppid !== pid) continue
+      const cmdline = readFileSync(`/proc/${entry}/cmdline`, "utf8").replaceAll("\0", " ")
+      if (cmdline.includes(Path.join("bench", "fixtures"))) continue
+      helpers.push({ pid: Number(entry), command: cmdline.slice(0, 60), ...memoryOf(Number(entry)) })
+    } catch {
+      // The process ended while being read.
+    }
+  }
+  return helpers
+}
+
+const memory = async (variants) => {
+  const sources = Object.fromEntries(
+    Array.from({ length: plan.memory.sources }, (_, i) => [`idle-${String(i + 1).padStart(2, "0")}`, [rawServer]])
+  )
+  const rows = {}
+  for (const [name, entry] of Object.entries(variants)) {
+    const proxied = await open(clawtoolArgs(entry, sources), `memory ${name}`)
+    try {
+      const { tools } = await listTools(proxied.client)
+      if (tools.filter((tool) => tool.name.endsWith("__echo")).length !== plan.memory.sources) {
+        throw new Error(`memory ${name}: not every source is running\n${proxied.stderr()}`)
+      }
+      await sleep(plan.memory.idleMs)
+      const helpers = helpersOf(proxied.pid)
+      rows[name] = {
+        ...memoryOf(proxied.pid),
+        helperProcesses: helpers.length,
+        helpersRssMb: round(
+          helpers.reduce((sum, helper) => sum + (helper.rssMb ?? 0), 0),
+          1
+        )
+      }
+    } finally {
+      await proxied.close()
+    }
+    log(
+      `  clawtool ${name}: peak ${rows[name].peakRssMb} MB, now ${rows[name].rssMb} MB; ` +
+        `${rows[name].helperProcesses} helper process(es), ${rows[name].helpersRssMb} MB`
+    )
+  }
+  return { plan: plan.memory, clawtool: rows }
+}
+
+// ---------------------------------------------------------------------------------------------------------------------
+// Main
+
+const main = async () => {
+  const started = performance.now()
+  const results = {
+    date: new Date().toISOString(),
+    node: process.version,
+    platform: `${process.platform} ${Os.release()} ${process.arch}`,
+    cpus: Os.cpus().length,
+    cpuModel: Os.cpus()[0]?.model ?? "unknown",
+    totalMemoryMb: Math.round(Os.totalmem() / 1024 / 1024),
+    commit: commit(),
+    quick,
+    loadavgAtStart: loadavg(),
+    // Everything below runs a snapshot of dist/ taken now (bench/.out/dist), built at this time.
+    distBuiltAt: Bundle.snapshot()
+  }
+
+  const variants = { dist: Bundle.variants.dist }
+  if (experiments && (only.has("coldstart") || only.has("startup") || only.has("memory"))) {
+    log("building the cold-start experiments (bench/bundle.mjs)…")
+    const built = await Bundle.build()
+    results.bundleBuild = built
+    if (built.error === undefined) {
+      variants["deep-imports"] = Bundle.variants.deep
+      variants.bundle = Bundle.variants.bundle
+      variants["deep-imports+bundle"] = Bundle.variants.deepBundle
+    } else log(`  skipped: ${built.error}`)
+  }
+  // Start-up and memory run the shipped dist and the best experiment only, to keep a run short.
+  const fewVariants = Object.fromEntries(
+    Object.entries(variants).filter(([name]) => name === "dist" || name === "deep-imports+bundle")
+  )
+
+  const sections = [
+    ["overhead", "1. call overhead", () => overhead()],
+    ["startup", "2. start-up, 20 sources x 1 s initialize", () => startup(fewVariants)],
+    ["coldstart", "3. cold start", () => coldstart(variants)],
+    ["catalog", "4. catalog of 10,000 tools", () => catalog()],
+    ["memory", "5. memory, 20 idle children", () => memory(fewVariants)]
+  ]
+  for (const [key, title, run] of sections) {
+    if (!only.has(key)) continue
+    log(`${title}…`)
+    const sectionStarted = performance.now()
+    results[key] = await run()
+    results[key].sectionSeconds = round((performance.now() - sectionStarted) / 1000, 1)
+  }
+
+  results.targets = judge(results)
+  results.experiments = experimentSummary(results)
+  results.loadavgAtEnd = loadavg()
+  results.durationSeconds = round((performance.now() - started) / 1000, 1)
+  writeFileSync(outFile, JSON.stringify(results, null, 2) + "\n")
+  print(results)
+  log(`\nwrote ${Path.relative(process.cwd(), outFile)} (${results.durationSeconds} s)`)
+}
+
+/** The cold-start experiments side by side: what bundling and deep imports would change in the judged figures. */
+const experimentSummary = (results) => {
+  if (results.bundleBuild === undefined || results.bundleBuild.error !== undefined) return undefined
+  const pick = (f) =>
+    Object.fromEntries(["dist", "deep-imports", "bundle", "deep-imports+bundle"].map((v) => [v, f(v)]))
+  return {
+    note: "bench/bundle.mjs builds these from dist/ without touching src/; dist is the shipped product",
+    coldStartRatio: results.coldstart
+      ? pick((v) => results.coldstart.rows[`clawtool ${v}`]?.ratioToBareSdk ?? null)
+      : undefined,
+    coldStartMs: results.coldstart ? pick((v) => results.coldstart.rows[`clawtool ${v}`]?.medianMs ?? null) : undefined,
+    startupMs: results.startup ? pick((v) => results.startup.clawtool[v]?.fullMs ?? null) : undefined,
+    peakRssMb: results.memory ? pick((v) => results.memory.clawtool[v]?.peakRssMb ?? null) : undefined
+  }
+}
+
+const judge = (results) => {
+  const rows = []
+  const add = (name, value, op, target, unit) =>
+    rows.push({
+      name,
+      value,
+      target: `${op} ${target}${unit}`,
+      pass: value === null || value === undefined ? null : op === "≤" ? value <= target : value >= target
+    })
+  if (results.overhead) {
+    const clawtool = results.overhead.sdkChild.clawtool
+    add("latency ratio p50, c=1 (clawtool/direct)", clawtool.latencyRatioP50, "≤", targets.latencyRatio, "")
+    add("throughput ratio, c=32 (clawtool/direct)", clawtool.throughputRatio, "≥", targets.throughputRatio, "")
+  }
+  if (results.startup)
+    add("start-up, 20 x 1 s sources (ms)", results.startup.clawtool.dist.fullMs, "≤", targets.startupMs, " ms")
+  if (results.coldstart) {
+    add(
+      "cold start ratio (clawtool/bare SDK)",
+      results.coldstart.rows["clawtool dist"].ratioToBareSdk,
+      "≤",
+      targets.coldStartRatio,
+      ""
+    )
+  }
+  if (results.catalog)
+    add("tools/list server time, 10k tools (ms)", results.catalog.serverMs, "≤", targets.catalogServerMs, " ms")
+  if (results.memory)
+    add("peak RSS, 20 idle children (MB)", results.memory.clawtool.dist.peakRssMb, "≤", targets.peakRssMb, " MB")
+  return rows
+}
+
+const print = (results) => {
+  const lines = []
+  const table = (header, rows) => {
+    const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => String(row[i] ?? "").length)))
+    const fmt = (row) =>
+      row
+        .map((cell, i) => String(cell ?? "").padEnd(widths[i]))
+        .join("  ")
+        .trimEnd()
+    lines.push(fmt(header), fmt(widths.map((w) => "-".repeat(w))), ...rows.map(fmt))
+    lines.push("")
+  }
+  lines.push(
+    "",
+    `clawtool bench — ${results.date}, Node ${results.node}, ${results.cpus} CPU (${results.cpuModel}), load ${results.loadavgAtStart.join(" ")}`,
+    ""
+  )
+  if (results.overhead) {
+    const o = results.overhead
+    const noise = (key) => {
+      const xs = o.sdkChild.perRound.map((row) => row[key])
+      return xs.length > 1 ? `${Math.min(...xs)}–${Math.max(...xs)}` : ""
+    }
+    table(
+      [
+        "call overhead (echo)",
+        "p50 / p99 ms",
+        "+p50 ms",
+        "ratio p50",
+        "ratio p99",
+        "c=32 calls/s",
+        "ratio",
+        "CPU µs/call"
+      ],
+      [o.sdkChild, o.rawChild].flatMap((row) => [
+        [
+          `${row.child} child, direct`,
+          `${row.direct.p50Ms} / ${row.direct.p99Ms}`,
+          "",
+          "",
+          "",
+          row.direct.throughputRps,
+          "",
+          row.direct.cpuUsPerCall
+        ],
+        ...[
+          ["via clawtool", row.clawtool],
+          ["via sdk-proxy (reference)", row.sdkRelay]
+        ].map(([name, x]) => [
+          `  ${name}`,
+          `${x.p50Ms} / ${x.p99Ms}`,
+          x.addedP50Ms,
+          x.latencyRatioP50,
+          x.latencyRatioP99,
+          x.throughputRps,
+          x.throughputRatio,
+          x.cpuUsPerCall
+        ])
+      ])
+    )
+    if (o.sdkChild.perRound.length > 1) {
+      lines.push(
+        `per-round clawtool ratios, sdk-echo child: latency ${noise("latencyRatio")}, throughput ${noise("throughputRatio")}`,
+        ""
+      )
+    }
+    lines.push(
+      "CPU µs/call: of the process the client talks to (the child when direct, else the relay, not its child)",
+      ""
+    )
+  }
+  if (results.startup) {
+    const s = results.startup
+    table(
+      [
+        "start-up (20 x 1 s)",
+        "spawn -> full tools/list ms",
+        "over direct ms",
+        "initialize ms",
+        "initialize -> full list ms",
+        "runs ms"
+      ],
+      [
+        ["direct (bench spawns all 20)", s.directMs, "", "", "", s.directRunsMs.join(" ")],
+        ...Object.entries(s.clawtool).map(([name, row]) => [
+          `clawtool ${name}`,
+          row.fullMs,
+          row.fullMs - s.directMs,
+          row.initMs,
+          row.afterInitMs,
+          row.runsMs.join(" ")
+        ])
+      ]
+    )
+  }
+  if (results.coldstart) {
+    table(
+      ["cold start (spawn -> initialize)", "median ms", "min ms", "ratio to bare SDK", "RSS at init MB"],
+      Object.entries(results.coldstart.rows).map(([name, row]) => [
+        name,
+        row.medianMs,
+        row.minMs,
+        row.ratioToBareSdk,
+        row.peakRssMbAtInit
+      ])
+    )
+  }
+  if (results.catalog) {
+    const c = results.catalog
+    table(
+      ["catalog (10,000 tools)", "value"],
+      [
+        ["tools listed", c.tools],
+        ["response bytes (clawtool / child)", `${c.responseBytes} / ${c.directResponseBytes}`],
+        ["first tools/list ms (incl. settle)", c.firstListMs],
+        ["warm tools/list round trip ms (clawtool / direct)", `${c.warmListMs} / ${c.directListMs}`],
+        ["warm tools/list server ms: clawtool CPU / round-trip difference", `${c.warmListCpuMs} / ${c.warmServerMs}`],
+        ["pipeline (Catalog.build) ms: CPU / wall", c.pipelineError ?? `${c.pipelineCpuMs} / ${c.pipelineMs}`],
+        ["server time ms (pipeline CPU + warm list CPU)", c.serverMs],
+        ["clawtool peak RSS MB", c.clawtoolMemory.peakRssMb]
+      ]
+    )
+  }
+  if (results.memory) {
+    table(
+      ["memory (20 idle children)", "peak RSS MB", "RSS MB", "helper processes (RSS MB)"],
+      Object.entries(results.memory.clawtool).map(([name, row]) => [
+        `clawtool ${name}`,
+        row.peakRssMb,
+        row.rssMb,
+        `${row.helperProcesses} (${row.helpersRssMb})`
+      ])
+    )
+  }
+  if (results.experiments) {
+    const e = results.experiments
+    table(
+      ["experiment (bench/bundle.mjs)", "cold start ms", "cold start ratio", "start-up ms", "peak RSS MB"],
+      Object.keys(e.coldStartRatio ?? e.peakRssMb ?? {}).map((v) => [
+        v,
+        e.coldStartMs?.[v],
+        e.coldStartRatio?.[v],
+        e.startupMs?.[v] ?? "",
+        e.peakRssMb?.[v] ?? ""
+      ])
+    )
+  }
+  table(
+    ["target", "value", "target", "result"],
+    results.targets.map((row) => [
+      row.name,
+      row.value,
+      row.target,
+      row.pass === null ? "n/a" : row.pass ? "PASS" : "FAIL"
+    ])
+  )
+  process.stdout.write(lines.join("\n") + "\n")
+}
+
+try {
+  await main()
+} finally {
+  cleanup()
+}
