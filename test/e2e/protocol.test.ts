@@ -15,7 +15,7 @@ import { eventually, everything, root, stubCommand } from "../lib/sources.js"
 
 /**
  * The whole MCP surface through `clawtool serve` (issue 5): an SDK client as the host, server-everything and the
- * stub fixture as children. Each ✓ in docs/protocol-matrix.md points at one of these tests.
+ * stub fixture as children. Each ✓ in the README's protocol matrix points at one of these tests.
  */
 
 beforeAll(ensureBuilt, 120_000)

@@ -15,7 +15,7 @@ import * as WireName from "../../domain/WireName.js"
  * The resources, templates and prompts the host sees, and the routing back (pure). Names get the tools' prefix
  * `<instance>__<name>`. URIs stay as the child sent them unless two running instances list the same one (or a
  * child uses clawtool's own scheme): then each becomes `clawtool://<instance>/<child URI>`, which decodes without
- * any table, so it keeps routing after the clash is gone (docs/protocol-matrix.md, "URI scheme").
+ * any table, so it keeps routing after the clash is gone (README, "The URI scheme").
  */
 
 export const scheme = "clawtool://"
