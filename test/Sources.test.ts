@@ -3,10 +3,7 @@ import { Effect, Exit, Layer, Scope } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { Sources } from "../src/services/Sources.js"
-import { eventually, everything, isAlive, readPid, sourcesLayer, stubCommand, tempDir } from "./lib/sources.js"
-
-const healthOf = (name: string) =>
-  Effect.flatMap(Sources, (sources) => Effect.map(sources.health, (rows) => rows.find((row) => row.name === name)!))
+import { eventually, everything, isAlive, readPid, rowOf, sourcesLayer, stubCommand, tempDir } from "./lib/sources.js"
 
 const settledHealth = Effect.gen(function* () {
   const sources = yield* Sources
@@ -88,7 +85,7 @@ describe("Sources (real children)", () => {
   it.scopedLive("missing secrets: unauthenticated, every missing variable named once and sorted, nothing spawned", () =>
     Effect.gen(function* () {
       yield* Effect.flatMap(Sources, (sources) => sources.awaitSettled)
-      const row = yield* healthOf("needs-secrets")
+      const row = yield* rowOf("needs-secrets")
       assert.strictEqual(row.status, "unauthenticated")
       assert.strictEqual(row.reason, "MissingSecrets: missing secrets: A_TOKEN, Z_TOKEN")
       assert.isNull(row.pid)
@@ -152,7 +149,7 @@ describe("Sources (real children)", () => {
   it.scopedLive("captures the last 100 stderr lines of each child", () =>
     Effect.gen(function* () {
       yield* Effect.flatMap(Sources, (sources) => sources.awaitSettled)
-      const row = yield* healthOf("chatty")
+      const row = yield* rowOf("chatty")
       assert.strictEqual(row.stderrTail.length, 100)
       assert.strictEqual(row.stderrTail.at(-1), "stub stderr line 149")
       assert.strictEqual(row.stderrTail[0], "stub stderr line 50")
@@ -200,7 +197,7 @@ describe("Sources (real children)", () => {
       assert.strictEqual(error.reason, "Transport")
       assert.isTrue(error.retryable)
       assert.match(error.detail, /exited with code 3/)
-      const row = yield* healthOf("crashy").pipe(
+      const row = yield* rowOf("crashy").pipe(
         Effect.repeat({ until: (row) => row.status === "down" }),
         Effect.timeout("5 seconds")
       )
@@ -251,7 +248,7 @@ describe("Sources (real children)", () => {
       assert.include(names, "get-sum")
       const annotated = catalog!.tools.filter((tool) => tool.annotations !== undefined)
       assert.isAbove(annotated.length, 0)
-      const row = yield* healthOf("everything")
+      const row = yield* rowOf("everything")
       assert.strictEqual(row.package, "@modelcontextprotocol/server-everything")
     }).pipe(
       Effect.provide(

@@ -3,28 +3,9 @@ import { Effect, Exit, Layer, Schedule, Scope } from "effect"
 import { spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
-import type { HealthRow } from "../src/domain/Health.js"
 import { Reaper } from "../src/services/Reaper.js"
 import { Sources } from "../src/services/Sources.js"
-import { eventually, isAlive, sourcesLayer, stubCommand, tempDir } from "./lib/sources.js"
-
-const rowOf = (name: string) =>
-  Effect.flatMap(Sources, (sources) => Effect.map(sources.health, (rows) => rows.find((row) => row.name === name)!))
-
-/** Polls an instance's Health until `check` holds (real time; fails the test after `limitMs`). */
-const waitFor = (name: string, check: (row: HealthRow) => boolean, what: string, limitMs = 15_000) =>
-  Effect.gen(function* () {
-    const until = Date.now() + limitMs
-    for (;;) {
-      const row = yield* rowOf(name)
-      if (check(row)) return row
-      if (Date.now() > until)
-        return yield* Effect.dieMessage(`timed out waiting for ${name}: ${what}; last ${JSON.stringify(row)}`)
-      yield* Effect.sleep("25 millis")
-    }
-  })
-
-const settled = Effect.flatMap(Sources, (sources) => sources.awaitSettled)
+import { eventually, isAlive, rowOf, settled, sourcesLayer, stubCommand, tempDir, waitFor } from "./lib/sources.js"
 
 /** Pids a `--record-start FILE` stub wrote, one per start. */
 const starts = (file: string): ReadonlyArray<number> =>

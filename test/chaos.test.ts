@@ -6,29 +6,22 @@ import { Effect, Either, Exit, Fiber, Layer, Random, Scope } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import type { CallError } from "../src/domain/Errors.js"
-import type { HealthRow } from "../src/domain/Health.js"
 import type { CallToolResult } from "../src/domain/Mcp.js"
 import { Sources } from "../src/services/Sources.js"
-import { eventually, isAlive, readPid, root, sourcesLayer, stubCommand, tempDir } from "./lib/sources.js"
+import {
+  eventually,
+  isAlive,
+  readPid,
+  root,
+  rowOf,
+  settled,
+  sourcesLayer,
+  stubCommand,
+  tempDir,
+  waitFor
+} from "./lib/sources.js"
 
 const tiny = path.join(root, "test/fixtures/tiny-server.mjs")
-
-const rowOf = (name: string) =>
-  Effect.flatMap(Sources, (sources) => Effect.map(sources.health, (rows) => rows.find((row) => row.name === name)!))
-
-const waitFor = (name: string, check: (row: HealthRow) => boolean, what: string, limitMs = 20_000) =>
-  Effect.gen(function* () {
-    const until = Date.now() + limitMs
-    for (;;) {
-      const row = yield* rowOf(name)
-      if (check(row)) return row
-      if (Date.now() > until)
-        return yield* Effect.dieMessage(`timed out waiting for ${name}: ${what}; last ${JSON.stringify(row)}`)
-      yield* Effect.sleep("20 millis")
-    }
-  })
-
-const settled = Effect.flatMap(Sources, (sources) => sources.awaitSettled)
 
 const textOf = (result: CallToolResult) => (result.content as ReadonlyArray<{ text?: string }>)[0]?.text
 

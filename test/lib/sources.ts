@@ -2,6 +2,7 @@ import { Effect, Either, Layer } from "effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
+import type { HealthRow } from "../../src/domain/Health.js"
 import { Config, parseConfig } from "../../src/services/Config.js"
 import { Secrets } from "../../src/services/Secrets.js"
 import { SourceClient } from "../../src/services/SourceClient.js"
@@ -52,3 +53,23 @@ export const eventually = (check: () => boolean, limitMs = 10_000, what = "condi
   })
 
 export const readPid = (file: string) => Number(fs.readFileSync(file, "utf8").trim())
+
+/** One instance's Health row. */
+export const rowOf = (name: string) =>
+  Effect.flatMap(Sources, (sources) => Effect.map(sources.health, (rows) => rows.find((row) => row.name === name)!))
+
+/** Polls an instance's Health until `check` holds (real time; fails the test after `limitMs`). */
+export const waitFor = (name: string, check: (row: HealthRow) => boolean, what: string, limitMs = 20_000) =>
+  Effect.gen(function* () {
+    const until = Date.now() + limitMs
+    for (;;) {
+      const row = yield* rowOf(name)
+      if (check(row)) return row
+      if (Date.now() > until) {
+        return yield* Effect.dieMessage(`timed out waiting for ${name}: ${what}; last ${JSON.stringify(row)}`)
+      }
+      yield* Effect.sleep("20 millis")
+    }
+  })
+
+export const settled = Effect.flatMap(Sources, (sources) => sources.awaitSettled)
