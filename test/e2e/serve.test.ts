@@ -9,7 +9,7 @@ import { eventually, isAlive, readPid, root, stubCommand, tempDir } from "../lib
 
 beforeAll(ensureBuilt, 120_000)
 
-const raw = path.join(root, "test/fixtures/raw-server.mjs")
+const raw = path.join(root, "test/fixtures/tiny-server.mjs")
 
 describe("clawtool serve (built CLI, SDK client as the host)", () => {
   it.scopedLive("lists the whole catalog sorted byte-wise, routes calls and reports errors as the issue says", () =>
