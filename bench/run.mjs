@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // run.mjs: clawtool's benchmark harness (issue 7). `npm run bench` builds dist/ and runs this; see bench/README.md.
-//   node bench/run.mjs [--quick] [--only overhead,startup,coldstart,catalog,memory] [--no-experiments] [--out FILE]
+//   node bench/run.mjs [--quick] [--only overhead,startup,coldstart,catalog,memory] [--experiments] [--out FILE]
 // Every figure is measured in this one run, on this machine, next to its direct-path baseline; the ratios are what
 // carries over to other machines. Prints a table and writes bench/results.json.
 import { execFileSync } from "node:child_process"
@@ -39,7 +39,8 @@ const value = (name) => {
   return at === -1 ? undefined : argv[at + 1]
 }
 const quick = flag("--quick")
-const experiments = !flag("--no-experiments")
+// The bundling experiments predate the bundled bin (ADR 008): they only re-run on request, against a tsc-only dist.
+const experiments = flag("--experiments")
 const only = new Set((value("--only") ?? "overhead,startup,coldstart,catalog,memory").split(","))
 const outFile = Path.resolve(value("--out") ?? Path.join(root, "bench", "results.json"))
 const scale = (n) => (quick ? Math.max(1, Math.round(n / 5)) : n)

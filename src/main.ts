@@ -1,6 +1,9 @@
 #!/usr/bin/env node
-import { ValidationError } from "@effect/cli"
-import { NodeContext, NodeRuntime } from "@effect/platform-node"
+// Deep paths, not the barrels: @effect/platform-node's barrel loads cluster, RPC, SQL and undici, @effect/cli's loads
+// the YAML/TOML/INI config-file readers; none of it is used here (docs/decisions/008-bundled-bin.md).
+import * as ValidationError from "@effect/cli/ValidationError"
+import * as NodeContext from "@effect/platform-node/NodeContext"
+import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import { Cause, Effect, Exit, Layer } from "effect"
 import * as Cli from "./Cli.js"
 import { ConfigError } from "./domain/Errors.js"

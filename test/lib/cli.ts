@@ -24,10 +24,10 @@ const newestSource = (dir: string): number =>
       0
     )
 
-/** e2e tests run the built CLI; `npm test` builds first, this covers running one file on its own. */
+/** e2e tests run the built CLI (the bundled bin, ADR 008); `npm test` builds first, this covers running one file alone. */
 export const ensureBuilt = () => {
   if (!fs.existsSync(main) || fs.statSync(main).mtimeMs < newestSource(path.join(root, "src"))) {
-    execFileSync("npx", ["tsc", "-p", "tsconfig.json"], { cwd: root, stdio: "pipe" })
+    execFileSync("npm", ["run", "build"], { cwd: root, stdio: "pipe" })
   }
 }
 

@@ -1,5 +1,5 @@
 import { Effect, Schema } from "effect"
-import { compile, type Options as CompileOptions } from "json-schema-to-typescript"
+import type { Options as CompileOptions } from "json-schema-to-typescript"
 import * as Fs from "node:fs/promises"
 import * as Path from "node:path"
 import type { JsonObject } from "../../domain/Mcp.js"
@@ -192,13 +192,23 @@ const toolModule = (entry: CatalogEntry, fn: string, typeBase: string, top: stri
 const compileType = (schema: JsonObject | undefined, name: string): Effect.Effect<string> =>
   schema === undefined
     ? Effect.succeed(`/** The tool declares no schema. */\nexport type ${name} = unknown\n`)
-    : Effect.tryPromise(() => compile(prepare(schema, name) as never, name, compileOptions)).pipe(
-        Effect.catchAll((error) =>
-          Effect.succeed(
-            `/** The schema could not be converted (${oneLine(String(error.cause ?? error))}). */\nexport type ${name} = unknown\n`
+    : loadCompile.pipe(
+        Effect.flatMap((compile) =>
+          Effect.tryPromise(() => compile(prepare(schema, name) as never, name, compileOptions)).pipe(
+            Effect.catchAll((error) =>
+              Effect.succeed(
+                `/** The schema could not be converted (${oneLine(String(error.cause ?? error))}). */\nexport type ${name} = unknown\n`
+              )
+            )
           )
         )
       )
+
+// Imported on first use, not at start-up: it pulls lodash, a $ref parser and (to format) prettier, which only this
+// command needs. The bundled bin keeps it external. A failed import is a defect, not an `unknown` type for every tool.
+const loadCompile = Effect.promise(() => import("json-schema-to-typescript")).pipe(
+  Effect.map((module) => module.compile)
+)
 
 const schemaMaps = new Set(["properties", "patternProperties", "dependentSchemas"])
 const definitionMaps = new Set(["$defs", "definitions"])

@@ -1,0 +1,88 @@
+#!/usr/bin/env node
+// Second step of `npm run build`, after `tsc -p tsconfig.json` (the library: dist/index.js + .d.ts): bundles the CLI
+// from src/main.ts into one file, dist/main.js (the `bin`), replacing tsc's. Loading ~1,100 separate ES modules was
+// most of clawtool's start-up; see docs/decisions/008-bundled-bin.md.
+import * as esbuild from "esbuild"
+import { chmodSync, readFileSync } from "node:fs"
+import * as Path from "node:path"
+import { fileURLToPath } from "node:url"
+
+const root = Path.resolve(Path.dirname(fileURLToPath(import.meta.url)), "..")
+const outfile = Path.join(root, "dist", "main.js")
+
+/**
+ * Barrels whose named exports are modules with a deep path of the same name (`Effect` is `effect/Effect`). Through a
+ * barrel's `export * as Effect`, esbuild keeps every export of a module that is used at all; through
+ * `import * as Effect from "effect/Effect"` it keeps only the members used (about half of the bundle goes).
+ */
+const barrels = ["effect", "@effect/cli", "@effect/platform", "@effect/platform-node"]
+const subpaths = new Map(
+  barrels.map((barrel) => {
+    const pkg = JSON.parse(readFileSync(Path.join(root, "node_modules", barrel, "package.json"), "utf8"))
+    return [barrel, new Set(Object.keys(pkg.exports).map((key) => key.replace(/^\.\/?/, "")))]
+  })
+)
+/** The `effect` barrel's plain function exports (everything else is a namespace). */
+const effectFunctions = new Set(["absurd", "flow", "hole", "identity", "pipe", "unsafeCoerce"])
+
+/**
+ * `import { Effect, type Scope, Array as Arr } from "effect"` -> `import * as Effect from "effect/Effect"` and
+ * `import * as Arr from "effect/Array"`. Type-only specifiers are dropped (esbuild does not type-check); a name with
+ * no deep path of its own stays a barrel import, so an unexpected name costs size, never correctness.
+ */
+const deepImports = (source) =>
+  source.replace(
+    /import\s+(type\s+)?\{([^}]*)\}\s+from\s+"(effect|@effect\/cli|@effect\/platform|@effect\/platform-node)"/g,
+    (_all, typeOnly, names, barrel) => {
+      if (typeOnly !== undefined) return ""
+      const kept = []
+      const lines = []
+      for (const spec of names.split(",").map((s) => s.trim())) {
+        if (spec === "" || spec.startsWith("type ")) continue
+        const [name, alias = name] = spec.split(/\s+as\s+/)
+        if (barrel === "effect" && effectFunctions.has(name)) lines.push(`import { ${spec} } from "effect/Function"`)
+        else if (subpaths.get(barrel).has(name)) lines.push(`import * as ${alias} from "${barrel}/${name}"`)
+        else kept.push(spec)
+      }
+      if (kept.length > 0) lines.push(`import { ${kept.join(", ")} } from "${barrel}"`)
+      return lines.join("; ")
+    }
+  )
+
+const deepImportsPlugin = {
+  name: "clawtool-deep-imports",
+  setup(build) {
+    build.onLoad({ filter: /\.ts$/ }, (args) =>
+      args.path.startsWith(Path.join(root, "src") + Path.sep)
+        ? { contents: deepImports(readFileSync(args.path, "utf8")), loader: "ts" }
+        : undefined
+    )
+  }
+}
+
+const result = await esbuild.build({
+  entryPoints: [Path.join(root, "src", "main.ts")],
+  outfile,
+  bundle: true,
+  platform: "node",
+  format: "esm",
+  target: "node20",
+  // Loaded with import() by `tools export-typescript` only: it pulls lodash, a $ref parser and prettier.
+  external: ["json-schema-to-typescript"],
+  plugins: [deepImportsPlugin],
+  // CommonJS dependencies (ajv, …) call require() for Node built-ins, which an ES module does not have.
+  banner: {
+    js: 'import { createRequire as __clawtoolCreateRequire } from "node:module"; const require = __clawtoolCreateRequire(import.meta.url);'
+  },
+  // Replaces tsc's main.js.map; `node --enable-source-maps dist/main.js` maps stack traces back to src/.
+  sourcemap: "linked",
+  sourcesContent: false,
+  metafile: true,
+  logLevel: "warning"
+})
+
+chmodSync(outfile, 0o755)
+const [, output] = Object.entries(result.metafile.outputs).find(([path]) => path.endsWith("main.js"))
+console.error(
+  `bundled ${Path.relative(root, outfile)}: ${Object.keys(output.inputs).length} modules, ${Math.round(output.bytes / 1024)} KiB`
+)
