@@ -3,14 +3,15 @@ import { Effect, Either, Exit, Layer, Option, Tracer } from "effect"
 import { ClawtoolConfig } from "../src/domain/Config.js"
 import { CallError } from "../src/domain/Errors.js"
 import { errorResult, type CallToolResult, type JsonObject } from "../src/domain/Mcp.js"
-import { fixTraceData, otlpHeaders, tracesUrl } from "../src/layers/Telemetry.js"
-import { parseConfig, ProcessEnv } from "../src/services/Config.js"
+import { fixTraceData, otlpHeaders, TelemetryLive, tracesUrl } from "../src/layers/Telemetry.js"
+import { Config, parseConfig, ProcessEnv } from "../src/services/Config.js"
 import {
   extractTraceContext,
   formatTraceparent,
   injectTraceContext,
   parseTraceparent,
   parseTracestate,
+  SpanExport,
   type TraceContext,
   Tracing
 } from "../src/services/Tracing.js"
@@ -231,8 +232,11 @@ const recordingTracer = Effect.map(Effect.tracer, (inner) => {
   return { spans, tracer }
 })
 
-const TracingWithEnv = (env: Record<string, string>) =>
-  Tracing.Default.pipe(Layer.provide(Layer.succeed(ProcessEnv, env)))
+const TracingWithEnv = (env: Record<string, string>, exporting = false) =>
+  Tracing.Default.pipe(
+    Layer.provide(Layer.succeed(ProcessEnv, env)),
+    Layer.provide(Layer.succeed(SpanExport, exporting))
+  )
 
 const idOf = (traceparent: unknown) => (typeof traceparent === "string" ? traceparent.split("-") : [])
 
@@ -243,6 +247,8 @@ const traced = (options: {
   readonly meta: JsonObject | undefined
   readonly result?: Effect.Effect<CallToolResult, CallError>
   readonly env?: Record<string, string>
+  /** As with an OTLP endpoint configured (TelemetryLive). */
+  readonly exporting?: boolean
 }) =>
   Effect.gen(function* () {
     const { spans, tracer } = yield* recordingTracer
@@ -262,7 +268,7 @@ const traced = (options: {
       })
       .pipe(Effect.withTracer(tracer))
     return { result, sent, spans }
-  }).pipe(Effect.provide(TracingWithEnv(options.env ?? {})))
+  }).pipe(Effect.provide(TracingWithEnv(options.env ?? {}, options.exporting)))
 
 describe("Tracing.toolCall", () => {
   it.effect("parents a server span on the caller, a client span on it, and says so in both _meta", () =>
@@ -321,9 +327,34 @@ describe("Tracing.toolCall", () => {
       const without = yield* traced({ meta: undefined, result: Effect.succeed({ content: [] }) })
       assert.deepStrictEqual(without.result, { content: [] })
       assert.strictEqual(without.sent, undefined)
-      // The spans still exist (for export), as the root of a new trace.
-      const server = without.spans.find((s) => s.kind === "server")!
+      // Nothing to propagate and no exporter: no span at all (the per-call hot path).
+      assert.deepStrictEqual(withMeta.spans, [])
+      assert.deepStrictEqual(without.spans, [])
+    })
+  )
+
+  it.effect("no trace context but an exporter: the spans exist, as the root of a new trace; _meta is untouched", () =>
+    Effect.gen(function* () {
+      const { result, sent, spans } = yield* traced({ meta: { other: 1 }, exporting: true })
+      assert.deepStrictEqual(result, ok)
+      assert.deepStrictEqual(sent, { other: 1 })
+      const server = spans.find((s) => s.kind === "server")!
+      const client = spans.find((s) => s.kind === "client")!
       assert.isTrue(Option.isNone(server.span.parent))
+      assert.deepStrictEqual(
+        Option.map(client.span.parent, (p) => p.spanId),
+        Option.some(server.span.spanId)
+      )
+    })
+  )
+
+  it.effect("a failed or isError call without context or exporter is still recovered to a result", () =>
+    Effect.gen(function* () {
+      const failure = new CallError({ tool: "stub.meta", reason: "Transport", detail: "child exited", retryable: true })
+      const failed = yield* traced({ meta: undefined, result: Effect.fail(failure) })
+      assert.deepStrictEqual(failed.result, errorResult("child exited"))
+      const isError = yield* traced({ meta: undefined, result: Effect.succeed(errorResult("missing text")) })
+      assert.deepStrictEqual(isError.result, errorResult("missing text"))
     })
   )
 
@@ -448,6 +479,23 @@ describe("Telemetry configuration", () => {
     )
     assert.strictEqual(interrupted!.attributes.length, 3)
   })
+
+  it.scoped("TelemetryLive says whether spans are exported (SpanExport), so Tracing can skip the rest", () =>
+    Effect.gen(function* () {
+      const exporting = (config: string, env: Record<string, string>) =>
+        SpanExport.pipe(
+          Effect.provide(
+            TelemetryLive().pipe(
+              Layer.provide(Config.layerTest(Either.getOrThrow(parseConfig(config, "c.toml")))),
+              Layer.provide(Layer.succeed(ProcessEnv, env))
+            )
+          )
+        )
+      assert.isFalse(yield* exporting("", {}))
+      assert.isTrue(yield* exporting(`[observability]\notlp_endpoint = "http://127.0.0.1:9"\n`, {}))
+      assert.isTrue(yield* exporting("", { OTEL_EXPORTER_OTLP_ENDPOINT: "http://127.0.0.1:9" }))
+    })
+  )
 
   it("[observability] otlp_endpoint is read from config.toml and checked", () => {
     const config = Either.getOrThrow(

@@ -5,6 +5,7 @@ import * as OtlpSerialization from "@effect/opentelemetry/OtlpSerialization"
 import * as OtlpTracer from "@effect/opentelemetry/OtlpTracer"
 import { type Duration, Effect, Layer, Option } from "effect"
 import { Config, type Env, ProcessEnv } from "../services/Config.js"
+import { SpanExport } from "../services/Tracing.js"
 import * as Version from "../version.js"
 
 /**
@@ -48,23 +49,25 @@ export interface TelemetryOptions {
 /**
  * The tracer for `clawtool serve`: Effect's OTLP/HTTP (JSON) exporter when an endpoint is configured, with
  * `service.name = clawtool` and its version; otherwise Effect's native tracer, whose spans still carry the
- * ids that trace propagation needs. Export failures are logged once and never reach a call.
+ * ids that trace propagation needs. Export failures are logged once and never reach a call. `SpanExport` says
+ * which of the two it is, so Tracing can skip spans nobody would see.
  */
-export const TelemetryLive = (options: TelemetryOptions = {}): Layer.Layer<never, never, Config> =>
+export const TelemetryLive = (options: TelemetryOptions = {}): Layer.Layer<SpanExport, never, Config> =>
   Layer.unwrapEffect(
     Effect.gen(function* () {
       const { config } = yield* Config
       const env = yield* ProcessEnv
       const url = tracesUrl(env, config.observability.otlp_endpoint)
-      if (Option.isNone(url)) return Layer.empty
+      if (Option.isNone(url)) return Layer.succeed(SpanExport, false)
       yield* Effect.logDebug(`exporting spans to ${url.value}`)
-      return OtlpTracer.layer({
+      const tracer = OtlpTracer.layer({
         url: url.value,
         headers: otlpHeaders(env),
         resource: { serviceName: Version.name, serviceVersion: Version.version },
         exportInterval: options.exportInterval ?? "1 second",
         shutdownTimeout: options.shutdownTimeout ?? "1500 millis"
       }).pipe(Layer.provide(SerializationLive), Layer.provide(warnOnceHttpClient(url.value)))
+      return Layer.merge(tracer, Layer.succeed(SpanExport, true))
     })
   )
 

@@ -99,7 +99,7 @@ const noTimeout = 2_147_483_647
 /**
  * The MCP edge facing the host: the SDK's low-level Server over clawtool's stdio transport. `initialize` is
  * answered at once; lists wait until every source has settled so hosts that never refresh still see the whole
- * catalog. Everything MCP has beyond tools is forwarded to the owning instance (docs/protocol-matrix.md).
+ * catalog. Everything MCP has beyond tools is forwarded to the owning instance (README, "MCP protocol support").
  */
 export class Gateway extends Effect.Service<Gateway>()("clawtool/Gateway", {
   // One HostBridge shared by Sources (below Registry) and the Gateway: children learn the host through it.

@@ -126,6 +126,7 @@ export class Registry extends Effect.Service<Registry>()("clawtool/Registry", {
         })
       })
 
+    /** The per-call hot path: no span of its own (Tracing.toolCall's spans cover the call when they are wanted). */
     const call = (
       wire: string,
       request: {
@@ -161,7 +162,7 @@ export class Registry extends Effect.Service<Registry>()("clawtool/Registry", {
         )
         // Task ids and clashing resource URIs in the result become the host's.
         return yield* forward.mapCallResult(route.instance, result)
-      }).pipe(Effect.withSpan("Registry.call", { attributes: { "gen_ai.tool.name": wire } }))
+      })
 
     /** The instance a listed wire name routes to (core tools and unknown names: none). */
     const instanceOf = (wire: string) =>

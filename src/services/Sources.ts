@@ -70,6 +70,17 @@ export const stderrTailLines = 100
 
 const reasonOf = (error: SourceError) => `${error.reason}: ${error.detail}`
 
+/** The names of one tool list, built once per list (an instance's array is kept until its tools change). */
+const namesOf = new WeakMap<ReadonlyArray<Tool>, ReadonlySet<string>>()
+const toolNames = (tools: ReadonlyArray<Tool>): ReadonlySet<string> => {
+  let names = namesOf.get(tools)
+  if (names === undefined) {
+    names = new Set(tools.map((tool) => tool.name))
+    namesOf.set(tools, names)
+  }
+  return names
+}
+
 /** Same tools, field for field: a restart that lists them again keeps the old array, so nothing downstream rebuilds. */
 const sameTools = (a: ReadonlyArray<Tool>, b: ReadonlyArray<Tool>) =>
   a.length === b.length && JSON.stringify(a) === JSON.stringify(b)
@@ -322,8 +333,17 @@ export class Sources extends Effect.Service<Sources>()("clawtool/Sources", {
 
     const awaitSettled = Effect.forEach(Array.from(settled.values()), Deferred.await, { discard: true })
 
-    const catalog = Effect.map(SubscriptionRef.get(state), (all) =>
-      names.flatMap((instance) => {
+    /** Derived per state snapshot, once: Registry reads the catalog and the running children on every call. */
+    const perState = <A>(f: (all: ReadonlyMap<string, InstanceState>) => A): Effect.Effect<A> => {
+      let last: { readonly all: ReadonlyMap<string, InstanceState>; readonly value: A } | undefined
+      return Effect.map(SubscriptionRef.get(state), (all) => {
+        if (last === undefined || last.all !== all) last = { all, value: f(all) }
+        return last.value
+      })
+    }
+
+    const catalog = perState((all) =>
+      names.flatMap((instance): Array<InstanceCatalog> => {
         const current = all.get(instance)
         if (current === undefined) return []
         // A restarting instance keeps its tools listed (calls fail fast and retryable until it is back).
@@ -362,46 +382,50 @@ export class Sources extends Effect.Service<Sources>()("clawtool/Sources", {
       })
     )
 
-    const callTool = Effect.fn("Sources.callTool")(function* (
+    /** The per-call hot path: no span of its own (Tracing's cover the call) and a name lookup, not a scan. */
+    const callTool = (
       instance: string,
       request: CallToolRequest,
       options?: CallOptions
-    ) {
-      const tool = `${instance}.${request.name}`
-      const current = (yield* SubscriptionRef.get(state)).get(instance)
-      if (current === undefined) {
-        return yield* new CallError({
-          tool,
-          reason: "NoSuchInstance",
-          detail: `no source instance named "${instance}"`
-        })
-      }
-      if (current.status !== "running" || Option.isNone(current.connection)) {
-        const why = Option.match(current.error, { onNone: () => current.status, onSome: reasonOf })
-        const retry = Option.match(current.nextRetryAt, {
-          onNone: () => "",
-          onSome: (at) => `; next restart at ${iso(at)}`
-        })
-        return yield* new CallError({
-          tool,
-          reason: "NotRunning",
-          detail: `source "${instance}" is not running (${why})${retry}`,
-          retryable: current.status !== "unauthenticated"
-        })
-      }
-      if (!current.tools.some((t) => t.name === request.name)) {
-        return yield* new CallError({
-          tool,
-          reason: "NoSuchTool",
-          detail: `source "${instance}" has no tool named "${request.name}"`
-        })
-      }
-      return yield* current.connection.value.callTool(request, options)
-    }) as (
-      instance: string,
-      request: CallToolRequest,
-      options?: CallOptions
-    ) => Effect.Effect<CallToolResult, CallError>
+    ): Effect.Effect<CallToolResult, CallError> =>
+      Effect.flatMap(SubscriptionRef.get(state), (all) => {
+        const current = all.get(instance)
+        const tool = `${instance}.${request.name}`
+        if (current === undefined) {
+          return Effect.fail(
+            new CallError({
+              tool,
+              reason: "NoSuchInstance",
+              detail: `no source instance named "${instance}"`
+            })
+          )
+        }
+        if (current.status !== "running" || Option.isNone(current.connection)) {
+          const why = Option.match(current.error, { onNone: () => current.status, onSome: reasonOf })
+          const retry = Option.match(current.nextRetryAt, {
+            onNone: () => "",
+            onSome: (at) => `; next restart at ${iso(at)}`
+          })
+          return Effect.fail(
+            new CallError({
+              tool,
+              reason: "NotRunning",
+              detail: `source "${instance}" is not running (${why})${retry}`,
+              retryable: current.status !== "unauthenticated"
+            })
+          )
+        }
+        if (!toolNames(current.tools).has(request.name)) {
+          return Effect.fail(
+            new CallError({
+              tool,
+              reason: "NoSuchTool",
+              detail: `source "${instance}" has no tool named "${request.name}"`
+            })
+          )
+        }
+        return current.connection.value.callTool(request, options)
+      })
 
     return {
       /** Configured, enabled instance names, sorted. */
@@ -430,7 +454,7 @@ export class Sources extends Effect.Service<Sources>()("clawtool/Sources", {
               )
         ),
       /** The running children, in instance order. */
-      running: Effect.map(SubscriptionRef.get(state), (all) =>
+      running: perState((all) =>
         names.flatMap((name) => {
           const current = all.get(name)
           return current?.status === "running" && current.connection._tag === "Some" ? [current.connection.value] : []

@@ -1,4 +1,4 @@
-import { Data, Effect, Option, Tracer } from "effect"
+import { Context, Data, Effect, Option, Tracer } from "effect"
 import type { CallToolResult, JsonObject } from "../domain/Mcp.js"
 import * as WireName from "../domain/WireName.js"
 import { type Env, ProcessEnv } from "./Config.js"
@@ -145,19 +145,32 @@ export interface ToolCall<E, R> {
   readonly recover: (error: E) => CallToolResult
 }
 
+/**
+ * True when finished spans are exported (TelemetryLive sets it). Without an exporter a span is worth only its
+ * ids, which a call without trace context never propagates, so such a call gets no span at all.
+ */
+export class SpanExport extends Context.Reference<SpanExport>()("clawtool/SpanExport", {
+  defaultValue: (): boolean => false
+}) {}
+
 export class Tracing extends Effect.Service<Tracing>()("clawtool/Tracing", {
   effect: Effect.gen(function* () {
     // The environment of the process, read once: TRACEPARENT is what the host set when it spawned clawtool.
     const env = yield* ProcessEnv
+    const exporting = yield* SpanExport
 
     const extract = (meta: JsonObject | undefined): Option.Option<TraceContext> => extractTraceContext(meta, env)
 
     /**
      * One tools/call: a server span `tools/call <wire>` (child of the caller's span) around a client span
      * `tools/call <tool>` (the request to the child). The result's `_meta.traceparent` names the server span;
-     * the child's request `_meta.traceparent` names the client span.
+     * the child's request `_meta.traceparent` names the client span. Without a context and without an exporter
+     * no span is made (the hot path: spans cost a stack trace and allocations per call, for nothing).
      */
     const toolCall = <E, R>(request: ToolCall<E, R>): Effect.Effect<CallToolResult, never, R> => {
+      if (!exporting && Option.isNone(request.context)) {
+        return Effect.catchAll(request.call(request.meta), (error) => Effect.succeed(request.recover(error)))
+      }
       // TODO(name budget): once Registry maps shortened wire names, take instance/tool from its resolution.
       const target = Option.getOrUndefined(WireName.split(request.wire))
       const common = {
@@ -179,6 +192,7 @@ export class Tracing extends Effect.Service<Tracing>()("clawtool/Tracing", {
         failOnToolError,
         Effect.withSpan(`tools/call ${target?.tool ?? request.wire}`, {
           kind: "client",
+          captureStackTrace: false,
           attributes: { ...common, "gen_ai.tool.name": target?.tool ?? request.wire }
         }),
         Effect.catchIf(isToolErrorResult, (error) => Effect.succeed(error.result))
@@ -196,6 +210,7 @@ export class Tracing extends Effect.Service<Tracing>()("clawtool/Tracing", {
         failOnToolError,
         Effect.withSpan(`tools/call ${request.wire}`, {
           kind: "server",
+          captureStackTrace: false,
           attributes: {
             ...common,
             "gen_ai.tool.name": request.wire,

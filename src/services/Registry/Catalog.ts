@@ -65,117 +65,235 @@ interface Candidate {
   readonly instance: string
   readonly original: string
   readonly shaping: NameBudget.Shaping
-  readonly tool: Tool
-  readonly enabled: boolean
-  readonly enabledRule: string
+  /** The wire name it claims. */
+  readonly wire: string
+  readonly memo: Memo
+  readonly config: ToolConfig | undefined
   readonly alwaysLoad: boolean
   readonly hint: string | undefined
 }
 
-/** Pure: the catalog the host sees, from the manifest, the running children's tools and the config. */
+/** One tool as tools/list sends it (wire name, hint, alwaysLoad, canonical key order) and its JSON. */
+interface Shaped {
+  readonly hint: string | undefined
+  readonly alwaysLoad: boolean
+  readonly tool: Tool
+  readonly json: string
+}
+
+/** What one tool object of a child (or of the manifest) was turned into: its wire name, then its listed form. */
+interface Memo {
+  readonly source: Tool
+  readonly instance: string
+  readonly budget: number
+  readonly mapped: NameBudget.Mapped
+  readonly route: Route
+  shaped: Shaped | undefined
+}
+
+// An instance keeps its tool objects until it lists again, so a rebuild names, canonicalises and serialises only
+// the tools of the instance that changed.
+const memos = new WeakMap<Tool, Memo>()
+// `[tools."<instance>.<tool>"]` by instance, then by tool name (instance names have no dot): most instances have no
+// table, and a Map lookup does not intern the key as an object property lookup does.
+const configIndexes = new WeakMap<object, ReadonlyMap<string, ReadonlyMap<string, ToolConfig>>>()
+
+/** One instance's candidates and the claims of the enabled ones, kept with its tool array. */
+interface InstancePart {
+  readonly instance: string
+  readonly budget: number
+  readonly configured: ReadonlyMap<string, ToolConfig> | undefined
+  readonly candidates: ReadonlyArray<Candidate>
+  readonly claims: ReadonlyArray<NameBudget.Claim<Candidate>>
+}
+const instanceParts = new WeakMap<ReadonlyArray<Tool>, InstancePart>()
+
+/** The memo of a source tool, or of a core tool when `instance` is empty (its wire name is its name). */
+const memoOf = (source: Tool, instance: string, budget: number): Memo => {
+  const cached = memos.get(source)
+  if (cached !== undefined && cached.instance === instance && cached.budget === budget) return cached
+  const mapped: NameBudget.Mapped =
+    instance === ""
+      ? { wire: source.name, instance, tool: source.name, shaping: "as-is" }
+      : NameBudget.wireName(instance, source.name, budget)
+  const memo: Memo = { source, instance, budget, mapped, route: { instance, tool: source.name }, shaped: undefined }
+  memos.set(source, memo)
+  return memo
+}
+
+const shape = (candidate: Candidate): Shaped => {
+  const { memo, hint, alwaysLoad } = candidate
+  const cached = memo.shaped
+  if (cached !== undefined && cached.hint === hint && cached.alwaysLoad === alwaysLoad) return cached
+  const { source, mapped } = memo
+  const named = source.name === mapped.wire ? source : { ...source, name: mapped.wire }
+  const tool = Pipeline.canonical(Pipeline.shapeTool(named, hint, alwaysLoad))
+  const shaped: Shaped = { hint, alwaysLoad, tool, json: JSON.stringify(tool) }
+  memo.shaped = shaped
+  return shaped
+}
+
+/** The claim of an enabled candidate: disabled tools claim no name, so disabling one side settles a collision. */
+const claimOf = (candidate: Candidate): NameBudget.Claim<Candidate> => ({
+  wire: candidate.wire,
+  label: labelOf(candidate),
+  rank: candidate.kind === "core" ? NameBudget.coreRank : NameBudget.sourceRank(candidate.shaping),
+  value: candidate
+})
+const isEnabled = (candidate: Candidate) => candidate.config?.enabled ?? true
+
+const instancePart = (
+  instance: string,
+  tools: ReadonlyArray<Tool>,
+  budget: number,
+  configured: ReadonlyMap<string, ToolConfig> | undefined
+): InstancePart => {
+  const cached = instanceParts.get(tools)
+  if (
+    cached !== undefined &&
+    cached.instance === instance &&
+    cached.budget === budget &&
+    cached.configured === configured
+  ) {
+    return cached
+  }
+  const candidates = tools.map((tool): Candidate => {
+    const config = configured?.get(tool.name)
+    const memo = memoOf(tool, instance, budget)
+    return {
+      kind: "source",
+      instance,
+      original: tool.name,
+      shaping: memo.mapped.shaping,
+      wire: memo.mapped.wire,
+      memo,
+      config,
+      alwaysLoad: config?.always_load ?? false,
+      hint: config?.usage_hint
+    }
+  })
+  const part: InstancePart = {
+    instance,
+    budget,
+    configured,
+    candidates,
+    claims: candidates.filter(isEnabled).map(claimOf)
+  }
+  instanceParts.set(tools, part)
+  return part
+}
+
+const configIndex = (toolConfig: Readonly<Record<string, ToolConfig>>) => {
+  let index = configIndexes.get(toolConfig)
+  if (index === undefined) {
+    const byInstance = new Map<string, Map<string, ToolConfig>>()
+    for (const [key, config] of Object.entries(toolConfig)) {
+      const dot = key.indexOf(".")
+      if (dot <= 0) continue
+      const instance = key.slice(0, dot)
+      const tools = byInstance.get(instance) ?? new Map<string, ToolConfig>()
+      byInstance.set(instance, tools.set(key.slice(dot + 1), config))
+    }
+    index = byInstance
+    configIndexes.set(toolConfig, index)
+  }
+  return index
+}
+
+/**
+ * Pure: the catalog the host sees, from the manifest, the running children's tools and the config. The same as
+ * `Pipeline.pipeline` then `canonical` on the listed tools, with each tool canonicalised and serialised once (the
+ * hash and the token counts come from that JSON).
+ */
 export const build = (input: CatalogInput): Catalog => {
   const coreHints = Manifests.usageHints(input.manifest)
   const coreHot = Manifests.alwaysLoadSet(input.manifest)
-  const candidates: Array<Candidate> = input.manifest.tools.map((core) => ({
+  const coreCandidates = input.manifest.tools.map((core): Candidate => ({
     kind: "core",
     instance: "",
     original: core.spec.name,
     shaping: "as-is",
-    tool: core.tool,
-    enabled: true,
-    enabledRule: "core",
+    wire: core.tool.name,
+    memo: memoOf(core.tool, "", input.budget),
+    config: undefined,
     alwaysLoad: coreHot.has(core.spec.name),
     hint: coreHints.get(core.spec.name)
   }))
-  for (const { instance, tools } of input.sources) {
-    for (const tool of tools) {
-      const key = selector(instance, tool.name)
-      const config = input.toolConfig[key]
-      const mapped = NameBudget.wireName(instance, tool.name, input.budget)
-      candidates.push({
-        kind: "source",
-        instance,
-        original: tool.name,
-        shaping: mapped.shaping,
-        tool: { ...tool, name: mapped.wire },
-        enabled: config?.enabled ?? true,
-        enabledRule: config !== undefined && !config.enabled ? `tools.${JSON.stringify(key)}.enabled` : "default",
-        alwaysLoad: config?.always_load ?? false,
-        hint: config?.usage_hint
-      })
-    }
-  }
-
-  // Disabled tools claim no name, so disabling one side of a collision settles it.
-  const { kept, collisions } = NameBudget.resolveClaims(
-    candidates
-      .filter((candidate) => candidate.enabled)
-      .map((candidate) => ({
-        wire: candidate.tool.name,
-        label: labelOf(candidate),
-        rank: candidate.kind === "core" ? NameBudget.coreRank : NameBudget.sourceRank(candidate.shaping),
-        value: candidate
-      }))
+  const configs = configIndex(input.toolConfig)
+  const parts = input.sources.map(({ instance, tools }) =>
+    instancePart(instance, tools, input.budget, configs.get(instance))
   )
-  const winners = new Set(kept.map((claim) => claim.value))
-  const keptLabel = new Map(kept.map((claim) => [claim.wire, claim.label]))
 
-  const hints = new Map<string, string>()
-  const hot = new Set<string>()
-  for (const candidate of winners) {
-    if (candidate.hint !== undefined) hints.set(candidate.tool.name, candidate.hint)
-    if (candidate.alwaysLoad) hot.add(candidate.tool.name)
+  const { kept, collisions } = NameBudget.resolveClaims(
+    coreCandidates.map(claimOf).concat(...parts.map((part) => part.claims))
+  )
+  const listed = kept.map((claim) => shape(claim.value))
+  // The pipeline's sort is last and by wire name, which hints and alwaysLoad never change: sorting after shaping
+  // gives the same list. Winners have distinct wire names (a listed tool's name), so the order is total.
+  listed.sort((a, b) => Pipeline.byteOrder(a.tool.name, b.tool.name))
+  const tools = listed.map((shaped) => shaped.tool)
+
+  const routesOf = (): ReadonlyMap<string, Route> => {
+    const routes = new Map<string, Route>()
+    for (const { value: candidate } of kept) {
+      if (candidate.kind === "source") routes.set(candidate.wire, candidate.memo.route)
+    }
+    return routes
   }
-  const tools = Pipeline.pipeline(
-    [...winners].map((candidate) => candidate.tool),
-    { hints, alwaysLoad: hot }
-  ).map((tool) => Pipeline.canonical(tool))
-  const listedByWire = new Map(tools.map((tool) => [tool.name, tool]))
 
-  const entries = candidates
-    .map((candidate): CatalogEntry => {
-      const listed = winners.has(candidate)
-      const wire = candidate.tool.name
-      const tool = listed
-        ? listedByWire.get(wire)!
-        : Pipeline.canonical(
-            Pipeline.pipeline([candidate.tool], {
-              hints: new Map(candidate.hint === undefined ? [] : [[wire, candidate.hint]]),
-              alwaysLoad: new Set(candidate.alwaysLoad ? [wire] : [])
-            })[0]!
-          )
-      return {
-        wire: candidate.tool.name,
-        kind: candidate.kind,
-        instance: candidate.instance,
-        original: candidate.original,
-        shaping: candidate.shaping,
-        listed,
-        status: listed ? "listed" : candidate.enabled ? "collision" : "disabled",
-        rule:
-          listed || !candidate.enabled
-            ? candidate.enabledRule
-            : `collision with ${keptLabel.get(candidate.tool.name) ?? "?"}`,
-        alwaysLoad: candidate.alwaysLoad,
-        hint: candidate.hint,
-        tool,
-        tokens: Pipeline.estimateTokens(tool)
-      }
-    })
-    .sort(
-      (a, b) =>
-        Pipeline.byteOrder(a.wire, b.wire) ||
-        Pipeline.byteOrder(selector(a.instance, a.original), selector(b.instance, b.original))
-    )
+  const entriesOf = (): ReadonlyArray<CatalogEntry> => {
+    const candidates = coreCandidates.concat(...parts.map((part) => part.candidates))
+    const winners = new Set(kept.map((claim) => claim.value))
+    const keptLabel = new Map(kept.map((claim) => [claim.wire, claim.label]))
+    return candidates
+      .map((candidate): CatalogEntry => {
+        const winner = winners.has(candidate)
+        // Memoised: a listed entry's tool is the very object tools/list sends.
+        const shaped = shape(candidate)
+        const { config } = candidate
+        const enabled = config?.enabled ?? true
+        const enabledRule =
+          candidate.kind === "core"
+            ? "core"
+            : config !== undefined && !config.enabled
+              ? `tools.${JSON.stringify(selector(candidate.instance, candidate.original))}.enabled`
+              : "default"
+        return {
+          wire: candidate.wire,
+          kind: candidate.kind,
+          instance: candidate.instance,
+          original: candidate.original,
+          shaping: candidate.shaping,
+          listed: winner,
+          status: winner ? "listed" : enabled ? "collision" : "disabled",
+          rule: winner || !enabled ? enabledRule : `collision with ${keptLabel.get(candidate.wire) ?? "?"}`,
+          alwaysLoad: candidate.alwaysLoad,
+          hint: candidate.hint,
+          tool: shaped.tool,
+          tokens: Pipeline.tokensOfJson(shaped.json)
+        }
+      })
+      .sort(
+        (a, b) =>
+          Pipeline.byteOrder(a.wire, b.wire) ||
+          Pipeline.byteOrder(selector(a.instance, a.original), selector(b.instance, b.original))
+      )
+  }
+  // Built when first read: tools/list needs neither (calls read the routes, `tools list` and search the entries).
+  let entries: ReadonlyArray<CatalogEntry> | undefined
+  let routes: ReadonlyMap<string, Route> | undefined
 
-  const routes = new Map<string, Route>()
-  for (const candidate of winners) {
-    if (candidate.kind === "source") {
-      routes.set(candidate.tool.name, { instance: candidate.instance, tool: candidate.original })
+  return {
+    tools,
+    hash: Pipeline.hashOfParts(listed.map((shaped) => shaped.json)),
+    get entries() {
+      return (entries ??= entriesOf())
+    },
+    collisions,
+    get routes() {
+      return (routes ??= routesOf())
     }
   }
-
-  return { tools, hash: Pipeline.catalogHash(tools), entries, collisions, routes }
 }
 
 const labelOf = (candidate: Candidate) =>

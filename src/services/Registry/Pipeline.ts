@@ -30,10 +30,19 @@ export const applyUsageHints = (
   })
 }
 
-/** `_meta["anthropic/alwaysLoad"] = true` on the hot set (a flat key with a slash, as Claude Code reads it). */
+/** `_meta["anthropic/alwaysLoad"] = true` (a flat key with a slash, as Claude Code reads it). */
+export const withAlwaysLoad = (tool: Tool): Tool => ({ ...tool, _meta: { ...tool._meta, [alwaysLoadKey]: true } })
+
+/** `withAlwaysLoad` on the hot set. */
 export const applyAlwaysLoad = (tools: ReadonlyArray<Tool>, hot: ReadonlySet<string>): ReadonlyArray<Tool> => {
   if (hot.size === 0) return tools
-  return tools.map((tool) => (hot.has(tool.name) ? { ...tool, _meta: { ...tool._meta, [alwaysLoadKey]: true } } : tool))
+  return tools.map((tool) => (hot.has(tool.name) ? withAlwaysLoad(tool) : tool))
+}
+
+/** One tool through the pipeline's per-tool steps (the usage hint, then alwaysLoad), as `pipeline` does it. */
+export const shapeTool = (tool: Tool, hint: string | undefined, alwaysLoad: boolean): Tool => {
+  const hinted = hint === undefined || hint.trim() === "" ? tool : withUsageHint(tool, hint)
+  return alwaysLoad ? withAlwaysLoad(hinted) : hinted
 }
 
 /** Byte-wise (code unit) order; wire names are ASCII, so this is byte order. */
@@ -59,7 +68,8 @@ export const canonical = <A>(value: A): A => {
   if (Array.isArray(value)) return value.map(canonical) as A
   if (!isObject(value)) return value
   const out: Record<string, unknown> = {}
-  for (const key of Object.keys(value).sort(byteOrder)) {
+  // The default sort compares UTF-16 code units: byte order for these keys, and faster than a comparator.
+  for (const key of Object.keys(value).sort()) {
     const inner = value[key]
     if (inner !== undefined) out[key] = canonical(inner)
   }
@@ -70,8 +80,23 @@ export const canonical = <A>(value: A): A => {
 export const canonicalJson = (value: unknown): string => JSON.stringify(canonical(value))
 
 /** sha256 (hex) of the canonical JSON of the listed tools, in list order. */
-export const catalogHash = (tools: ReadonlyArray<Tool>): string =>
-  createHash("sha256").update(canonicalJson(tools)).digest("hex")
+export const catalogHash = (tools: ReadonlyArray<Tool>): string => hashOfParts(tools.map(canonicalJson))
+
+/**
+ * `catalogHash` from each tool's canonical JSON: the JSON array of them is exactly `[` + the parts joined by `,` +
+ * `]`, fed piece by piece (about half the cost of hashing one joined string of megabytes).
+ */
+export const hashOfParts = (parts: ReadonlyArray<string>): string => {
+  const hash = createHash("sha256").update("[")
+  parts.forEach((part, i) => {
+    if (i > 0) hash.update(",")
+    hash.update(part)
+  })
+  return hash.update("]").digest("hex")
+}
 
 /** A rough token count of one tool's definition as the host receives it (~4 characters per token). */
-export const estimateTokens = (tool: Tool): number => Math.ceil(canonicalJson(tool).length / 4)
+export const estimateTokens = (tool: Tool): number => tokensOfJson(canonicalJson(tool))
+
+/** `estimateTokens` from the tool's canonical JSON. */
+export const tokensOfJson = (json: string): number => Math.ceil(json.length / 4)
