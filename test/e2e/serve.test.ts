@@ -125,6 +125,28 @@ describe("clawtool serve (built CLI, SDK client as the host)", () => {
       })
   )
 
+  it.scopedLive("follows every page of a child's tools/list, resources/list and prompts/list", () =>
+    Effect.gen(function* () {
+      const config = writeConfig(`
+        [sources.paged]
+        command = ${JSON.stringify([process.execPath, raw, "--paged"])}
+      `)
+      const client = yield* serveClient(config)
+      const tools = (yield* Effect.promise(() => client.listTools())).tools.map((tool) => tool.name)
+      assert.includeMembers(tools, ["paged__page-one", "paged__page-two"])
+      const resources = (yield* Effect.promise(() => client.listResources())).resources
+      assert.deepStrictEqual(
+        resources.map((resource) => [resource.name, resource.uri]),
+        [
+          ["paged__one", "tiny://one"],
+          ["paged__two", "tiny://two"]
+        ]
+      )
+      const prompts = (yield* Effect.promise(() => client.listPrompts())).prompts.map((prompt) => prompt.name)
+      assert.deepStrictEqual(prompts, ["paged__first", "paged__second"])
+    })
+  )
+
   it.live("SIGTERM ends serve with every child and grandchild reaped", () =>
     Effect.gen(function* () {
       const dir = tempDir()
