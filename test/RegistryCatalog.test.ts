@@ -59,6 +59,12 @@ describe("Catalog.build", () => {
     assert.deepStrictEqual(catalog.routes.get("gh__x_y"), { instance: "gh", tool: "x_y" })
   })
 
+  it("listJson is exactly the tools/list result, serialised once", () => {
+    const catalog = Catalog.build(input([tool("b"), tool("a")], [tool("read")]))
+    assert.strictEqual(catalog.listJson, JSON.stringify({ tools: catalog.tools }))
+    assert.strictEqual(catalog.listJson, catalog.listJson)
+  })
+
   it("a rebuild after one instance re-listed reuses every other instance's listed objects", () => {
     const gh = [tool("hinted"), tool("issues")]
     const first = Catalog.build(input(gh, [tool("read")]))

@@ -14,7 +14,7 @@ import * as z from "zod"
 import type { CallError } from "../domain/Errors.js"
 import { errorResult, type CallToolResult, type JsonObject } from "../domain/Mcp.js"
 import { isJsonObject, RpcError } from "../domain/Surface.js"
-import { StdioServerTransport } from "../transport/StdioServerTransport.js"
+import { rawResult, StdioServerTransport } from "../transport/StdioServerTransport.js"
 import * as Version from "../version.js"
 import { HostBridge } from "./HostBridge.js"
 import { Registry } from "./Registry.js"
@@ -185,7 +185,8 @@ export class Gateway extends Effect.Service<Gateway>()("clawtool/Gateway", {
 
     const listTools = Effect.gen(function* () {
       yield* registry.awaitSettled
-      return { tools: yield* registry.list() }
+      // Spliced into the response by the transport: a 10,000-tool catalog is not re-serialised per list.
+      return rawResult(yield* registry.listJson)
     })
 
     setRawRequestHandler(server, ListToolsRequest, (_request, extra) => run(listTools, extra.signal))

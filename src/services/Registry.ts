@@ -91,6 +91,8 @@ export class Registry extends Effect.Service<Registry>()("clawtool/Registry", {
     const list = Effect.fn("Registry.list")(function* () {
       return (yield* catalog).tools as ReadonlyArray<Tool>
     })
+    /** The tools/list result as JSON text, serialised once per catalog. */
+    const listJson = Effect.map(catalog, (current) => current.listJson)
 
     /** Why a wire name that is not in the catalog cannot be called. */
     const unroutable = (wire: string, current: Catalog) =>
@@ -170,6 +172,7 @@ export class Registry extends Effect.Service<Registry>()("clawtool/Registry", {
 
     return {
       list,
+      listJson,
       call,
       instanceOf,
       /** Resources, templates and prompts the host sees, with the routing back (`<instance>__` names, URI scheme). */

@@ -3,6 +3,13 @@ import { ErrorCode, JSONRPCMessageSchema, type JSONRPCMessage } from "@modelcont
 import type { Readable, Writable } from "node:stream"
 import { LineFramer } from "./LineFramer.js"
 
+/**
+ * A result that is already JSON text (the catalog serialises tools/list once per catalog): `send` splices it into the
+ * response instead of stringifying megabytes again on every list.
+ */
+const preserialized = Symbol.for("clawtool/preserialized")
+export const rawResult = (json: string): Record<string, never> => ({ [preserialized]: json }) as Record<string, never>
+
 const isId = (id: unknown): id is string | number => typeof id === "string" || typeof id === "number"
 
 /**
@@ -59,6 +66,10 @@ export class StdioServerTransport implements Transport {
   }
 
   send(message: JSONRPCMessage): Promise<void> {
+    const raw = "result" in message ? (message.result as { [preserialized]?: unknown })[preserialized] : undefined
+    if (typeof raw === "string" && "id" in message) {
+      return this.write(`{"jsonrpc":"2.0","id":${JSON.stringify(message.id)},"result":${raw}}\n`)
+    }
     return this.write(JSON.stringify(invalidParamsAsSuch(message)) + "\n")
   }
 

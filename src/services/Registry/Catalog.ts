@@ -43,6 +43,8 @@ export interface Catalog {
   readonly tools: ReadonlyArray<Tool>
   /** sha256 (hex) of the canonical `tools`. */
   readonly hash: string
+  /** `{"tools":[…]}` exactly as tools/list answers, serialised once per catalog from the per-tool JSON. */
+  readonly listJson: string
   /** Every tool, listed or not, sorted by wire name. */
   readonly entries: ReadonlyArray<CatalogEntry>
   readonly collisions: ReadonlyArray<NameBudget.Collision>
@@ -282,10 +284,14 @@ export const build = (input: CatalogInput): Catalog => {
   // Built when first read: tools/list needs neither (calls read the routes, `tools list` and search the entries).
   let entries: ReadonlyArray<CatalogEntry> | undefined
   let routes: ReadonlyMap<string, Route> | undefined
+  let listJson: string | undefined
 
   return {
     tools,
     hash: Pipeline.hashOfParts(listed.map((shaped) => shaped.json)),
+    get listJson() {
+      return (listJson ??= `{"tools":[${listed.map((shaped) => shaped.json).join(",")}]}`)
+    },
     get entries() {
       return (entries ??= entriesOf())
     },
