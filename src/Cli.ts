@@ -32,19 +32,22 @@ const secrets = Options.text("secrets").pipe(
 const json = Options.boolean("json").pipe(Options.withDescription("Print JSON instead of a table"))
 
 /** "3/7 settled" on a TTY's stderr while sources start; nothing when stderr is a pipe. */
-const showProgress = (sources: Sources) =>
-  Effect.gen(function* () {
-    if (process.stderr.isTTY !== true) return
-    yield* Effect.gen(function* () {
-      const rows = yield* sources.health
-      const settled = rows.filter((row) => row.status !== "starting").length
-      process.stderr.write(`\r${settled}/${rows.length} settled`)
-    }).pipe(Effect.repeat(Schedule.spaced("100 millis")))
-  }).pipe(Effect.ensuring(Effect.sync(() => process.stderr.isTTY === true && process.stderr.write("\r\x1b[K"))))
+/** "3/7 settled" on a TTY's stderr while sources start, until interrupted; nothing when stderr is not a terminal. */
+const showProgress = (sources: Sources): Effect.Effect<never> =>
+  process.stderr.isTTY !== true
+    ? Effect.never
+    : Effect.gen(function* () {
+        const rows = yield* sources.health
+        const settled = rows.filter((row) => row.status !== "starting").length
+        process.stderr.write(`\r${settled}/${rows.length} settled`)
+      }).pipe(
+        Effect.repeat(Schedule.spaced("100 millis")),
+        Effect.zipRight(Effect.never),
+        Effect.ensuring(Effect.sync(() => process.stderr.write("\r\x1b[K")))
+      )
 
 /** Waits until every source has settled, showing progress on a TTY. */
-const settle = (sources: Sources) =>
-  sources.awaitSettled.pipe(Effect.raceFirst(Effect.never.pipe(Effect.zipLeft(showProgress(sources)))))
+const settle = (sources: Sources) => Effect.raceFirst(sources.awaitSettled, showProgress(sources))
 
 const health = Command.make("health", { config, secrets, json }, (options) =>
   Effect.gen(function* () {

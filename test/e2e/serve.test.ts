@@ -2,9 +2,10 @@ import { assert, beforeAll, describe, it } from "@effect/vitest"
 import { CallToolResultSchema } from "@modelcontextprotocol/sdk/types.js"
 import { Effect } from "effect"
 import * as z from "zod"
+import { spawnSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
-import { ensureBuilt, exitOf, runCli, serveClient, spawnServe, writeConfig } from "../lib/cli.js"
+import { ensureBuilt, exitOf, main, runCli, serveClient, spawnServe, writeConfig } from "../lib/cli.js"
 import { eventually, isAlive, readPid, root, stubCommand, tempDir } from "../lib/sources.js"
 
 beforeAll(ensureBuilt, 120_000)
@@ -191,6 +192,26 @@ describe("clawtool health / source list (built CLI)", () => {
       assert.strictEqual(healthy.code, 0, healthy.stderr)
       assert.match(healthy.stdout, /^NAME\s+STATUS\s+TOOLS\s+STARTUP\s+RESTARTS\s+PACKAGE\s+REASON/)
       assert.match(healthy.stdout, /\nok\s+running\s+\d+/)
+    })
+  )
+
+  it.live("health shows a live 'n/m settled' line on a terminal, and none when stderr is a pipe", () =>
+    Effect.gen(function* () {
+      const config = writeConfig(`
+        [sources.slow]
+        command = ${stubCommand("--slow-start", "600")}
+        [sources.quick]
+        command = ${stubCommand()}
+      `)
+      // util-linux `script` gives the command a pseudo-terminal, as a person's shell would.
+      const command = [process.execPath, main, "health", "--config", config].map((arg) => `'${arg}'`).join(" ")
+      const tty = spawnSync("script", ["-qec", command, "/dev/null"], { cwd: root, encoding: "utf8", timeout: 60_000 })
+      assert.strictEqual(tty.status, 0, tty.stderr)
+      assert.match(tty.stdout, /\r[01]\/2 settled/)
+      assert.match(tty.stdout, /slow\s+running/)
+      const piped = runCli(["health", "--config", config])
+      assert.strictEqual(piped.code, 0, piped.stderr)
+      assert.notInclude(piped.stderr, "settled")
     })
   )
 
