@@ -84,7 +84,7 @@ export const open = async (args, label = args.map((arg) => Path.basename(arg)).j
   }
 }
 
-/** argv for `clawtool serve` (entry: dist/main.js or an experiment) over a fresh config with these sources. */
+/** argv for `clawtool serve` (entry: the snapshot of dist/main.js) over a fresh config with these sources. */
 export const clawtoolArgs = (entry, sources, nodeFlags = []) => {
   const file = Path.join(tmp(), `config-${Math.random().toString(36).slice(2)}.toml`)
   const tables = Object.entries(sources).map(

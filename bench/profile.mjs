@@ -3,7 +3,7 @@
 //   node bench/profile.mjs calls [--concurrency 32] [--count 20000]   tools/call echo through clawtool (raw child)
 //   node bench/profile.mjs list                                      30 warm tools/list of a 10,000-tool child
 //   node bench/profile.mjs coldstart                                 process start -> initialize, zero sources
-//   options: --entry FILE (default dist/main.js; e.g. bench/.out/clawtool-deep.mjs), --top N (default 30)
+//   options: --entry FILE (default dist/main.js), --top N (default 30)
 // The .cpuprofile lands in bench/.out/profiles/ (open it in Chrome DevTools > Performance, or speedscope).
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs"
 import * as Path from "node:path"

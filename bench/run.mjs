@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // run.mjs: clawtool's benchmark harness (issue 7). `npm run bench` builds dist/ and runs this; see bench/README.md.
-//   node bench/run.mjs [--quick] [--only overhead,startup,coldstart,catalog,memory] [--experiments] [--out FILE]
+//   node bench/run.mjs [--quick] [--only overhead,startup,coldstart,catalog,memory] [--out FILE]
 // Every figure is measured in this one run, on this machine, next to its direct-path baseline; the ratios are what
 // carries over to other machines. Prints a table and writes bench/results.json.
 import { execFileSync } from "node:child_process"
@@ -39,8 +39,6 @@ const value = (name) => {
   return at === -1 ? undefined : argv[at + 1]
 }
 const quick = flag("--quick")
-// The bundling experiments predate the bundled bin (ADR 008): they only re-run on request, against a tsc-only dist.
-const experiments = flag("--experiments")
 const only = new Set((value("--only") ?? "overhead,startup,coldstart,catalog,memory").split(","))
 const outFile = Path.resolve(value("--out") ?? Path.join(root, "bench", "results.json"))
 const scale = (n) => (quick ? Math.max(1, Math.round(n / 5)) : n)
@@ -475,27 +473,13 @@ const main = async () => {
   }
 
   const variants = { dist: Bundle.variants.dist }
-  if (experiments && (only.has("coldstart") || only.has("startup") || only.has("memory"))) {
-    log("building the cold-start experiments (bench/bundle.mjs)…")
-    const built = await Bundle.build()
-    results.bundleBuild = built
-    if (built.error === undefined) {
-      variants["deep-imports"] = Bundle.variants.deep
-      variants.bundle = Bundle.variants.bundle
-      variants["deep-imports+bundle"] = Bundle.variants.deepBundle
-    } else log(`  skipped: ${built.error}`)
-  }
-  // Start-up and memory run the shipped dist and the best experiment only, to keep a run short.
-  const fewVariants = Object.fromEntries(
-    Object.entries(variants).filter(([name]) => name === "dist" || name === "deep-imports+bundle")
-  )
 
   const sections = [
     ["overhead", "1. call overhead", () => overhead()],
-    ["startup", "2. start-up, 20 sources x 1 s initialize", () => startup(fewVariants)],
+    ["startup", "2. start-up, 20 sources x 1 s initialize", () => startup(variants)],
     ["coldstart", "3. cold start", () => coldstart(variants)],
     ["catalog", "4. catalog of 10,000 tools", () => catalog()],
-    ["memory", "5. memory, 20 idle children", () => memory(fewVariants)]
+    ["memory", "5. memory, 20 idle children", () => memory(variants)]
   ]
   for (const [key, title, run] of sections) {
     if (!only.has(key)) continue
@@ -506,28 +490,11 @@ const main = async () => {
   }
 
   results.targets = judge(results)
-  results.experiments = experimentSummary(results)
   results.loadavgAtEnd = loadavg()
   results.durationSeconds = round((performance.now() - started) / 1000, 1)
   writeFileSync(outFile, JSON.stringify(results, null, 2) + "\n")
   print(results)
   log(`\nwrote ${Path.relative(process.cwd(), outFile)} (${results.durationSeconds} s)`)
-}
-
-/** The cold-start experiments side by side: what bundling and deep imports would change in the judged figures. */
-const experimentSummary = (results) => {
-  if (results.bundleBuild === undefined || results.bundleBuild.error !== undefined) return undefined
-  const pick = (f) =>
-    Object.fromEntries(["dist", "deep-imports", "bundle", "deep-imports+bundle"].map((v) => [v, f(v)]))
-  return {
-    note: "bench/bundle.mjs builds these from dist/ without touching src/; dist is the shipped product",
-    coldStartRatio: results.coldstart
-      ? pick((v) => results.coldstart.rows[`clawtool ${v}`]?.ratioToBareSdk ?? null)
-      : undefined,
-    coldStartMs: results.coldstart ? pick((v) => results.coldstart.rows[`clawtool ${v}`]?.medianMs ?? null) : undefined,
-    startupMs: results.startup ? pick((v) => results.startup.clawtool[v]?.fullMs ?? null) : undefined,
-    peakRssMb: results.memory ? pick((v) => results.memory.clawtool[v]?.peakRssMb ?? null) : undefined
-  }
 }
 
 const judge = (results) => {
@@ -693,19 +660,6 @@ const print = (results) => {
         row.peakRssMb,
         row.rssMb,
         `${row.helperProcesses} (${row.helpersRssMb})`
-      ])
-    )
-  }
-  if (results.experiments) {
-    const e = results.experiments
-    table(
-      ["experiment (bench/bundle.mjs)", "cold start ms", "cold start ratio", "start-up ms", "peak RSS MB"],
-      Object.keys(e.coldStartRatio ?? e.peakRssMb ?? {}).map((v) => [
-        v,
-        e.coldStartMs?.[v],
-        e.coldStartRatio?.[v],
-        e.startupMs?.[v] ?? "",
-        e.peakRssMb?.[v] ?? ""
       ])
     )
   }
