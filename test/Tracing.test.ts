@@ -1,5 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Either, Exit, Layer, Option, Tracer } from "effect"
+import * as Http from "node:http"
+import type { AddressInfo } from "node:net"
 import { ClawtoolConfig } from "../src/domain/Config.js"
 import { CallError } from "../src/domain/Errors.js"
 import { errorResult, type CallToolResult, type JsonObject } from "../src/domain/Mcp.js"
@@ -495,6 +497,39 @@ describe("Telemetry configuration", () => {
       assert.isTrue(yield* exporting(`[observability]\notlp_endpoint = "http://127.0.0.1:9"\n`, {}))
       assert.isTrue(yield* exporting("", { OTEL_EXPORTER_OTLP_ENDPOINT: "http://127.0.0.1:9" }))
     })
+  )
+
+  it.live("shutdown never drops a batch whose export is in flight; it waits for the collector's answer", () =>
+    Effect.gen(function* () {
+      // A collector that answers after 300 ms and counts a batch only once its answer was delivered.
+      const delivered: Array<string> = []
+      const server = Http.createServer((request, response) => {
+        let body = ""
+        request.on("data", (chunk: Buffer) => (body += chunk.toString()))
+        request.on("end", () =>
+          setTimeout(() => {
+            if (response.destroyed) return
+            response.writeHead(200, { "content-type": "application/json" }).end("{}", () => delivered.push(body))
+          }, 300)
+        )
+      })
+      yield* Effect.promise(() => new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve)))
+      yield* Effect.addFinalizer(() => Effect.promise(() => new Promise((resolve) => server.close(resolve))))
+      const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+      // The periodic export (every 50 ms) is in flight when the scope closes, 150 ms in.
+      yield* Effect.void.pipe(
+        Effect.withSpan("in-flight"),
+        Effect.zipRight(Effect.sleep("150 millis")),
+        Effect.provide(
+          TelemetryLive({ exportInterval: "50 millis", shutdownTimeout: "2 seconds" }).pipe(
+            Layer.provide(Config.layerTest(ClawtoolConfig.empty)),
+            Layer.provide(Layer.succeed(ProcessEnv, { OTEL_EXPORTER_OTLP_ENDPOINT: url }))
+          )
+        )
+      )
+      assert.strictEqual(delivered.length, 1)
+      assert.include(delivered[0], '"name":"in-flight"')
+    }).pipe(Effect.scoped)
   )
 
   it("[observability] otlp_endpoint is read from config.toml and checked", () => {

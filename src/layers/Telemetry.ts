@@ -1,9 +1,11 @@
 import * as HttpClient from "@effect/platform/HttpClient"
+import type * as HttpClientError from "@effect/platform/HttpClientError"
+import type * as HttpClientResponse from "@effect/platform/HttpClientResponse"
 import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
 import * as HttpBody from "@effect/platform/HttpBody"
 import * as OtlpSerialization from "@effect/opentelemetry/OtlpSerialization"
 import * as OtlpTracer from "@effect/opentelemetry/OtlpTracer"
-import { type Duration, Effect, Layer, Option } from "effect"
+import { type Duration, Effect, Fiber, FiberSet, Layer, Option } from "effect"
 import { Config, type Env, ProcessEnv } from "../services/Config.js"
 import { SpanExport } from "../services/Tracing.js"
 import * as Version from "../version.js"
@@ -42,7 +44,10 @@ export const otlpHeaders = (env: Env): Record<string, string> => {
 export interface TelemetryOptions {
   /** How often finished spans are sent; short so a host that kills clawtool soon after stdin EOF loses little. */
   readonly exportInterval?: Duration.DurationInput
-  /** The most the final flush may delay shutdown (hosts SIGTERM 2 s after closing stdin). */
+  /**
+   * The most the final flush may delay shutdown, and again the most clawtool waits for exports already in flight
+   * (hosts SIGTERM 2 s after closing stdin, SIGKILL 2 s later).
+   */
   readonly shutdownTimeout?: Duration.DurationInput
 }
 
@@ -60,26 +65,33 @@ export const TelemetryLive = (options: TelemetryOptions = {}): Layer.Layer<SpanE
       const url = tracesUrl(env, config.observability.otlp_endpoint)
       if (Option.isNone(url)) return Layer.succeed(SpanExport, false)
       yield* Effect.logDebug(`exporting spans to ${url.value}`)
+      const shutdownTimeout = options.shutdownTimeout ?? "1 second"
       const tracer = OtlpTracer.layer({
         url: url.value,
         headers: otlpHeaders(env),
         resource: { serviceName: Version.name, serviceVersion: Version.version },
         exportInterval: options.exportInterval ?? "1 second",
-        shutdownTimeout: options.shutdownTimeout ?? "1500 millis"
-      }).pipe(Layer.provide(SerializationLive), Layer.provide(warnOnceHttpClient(url.value)))
+        shutdownTimeout
+      }).pipe(Layer.provide(SerializationLive), Layer.provide(exportHttpClient(url.value, shutdownTimeout)))
       return Layer.merge(tracer, Layer.succeed(SpanExport, true))
     })
   )
 
 /**
- * The exporter logs its own failures at debug level and then pauses for a minute; this says it once at
- * warning level (stderr), for transport errors and non-2xx answers alike.
+ * The HTTP client the exporter sends through. Two fixes to @effect/opentelemetry 0.64's exporter:
+ * - it logs its own failures at debug level and then pauses for a minute; this says it once at warning level
+ *   (stderr), for transport errors and non-2xx answers alike;
+ * - at shutdown it interrupts a periodic export in flight, and that batch (already taken from its buffer) is lost.
+ *   Each request here runs detached in this layer's scope, which closes after the exporter's and waits for the
+ *   requests still in flight, at most `drain`.
  */
-const warnOnceHttpClient = (url: string) =>
-  Layer.effect(
+const exportHttpClient = (url: string, drain: Duration.DurationInput) =>
+  Layer.scoped(
     HttpClient.HttpClient,
     Effect.gen(function* () {
       const client = yield* HttpClient.HttpClient
+      const inFlight = yield* FiberSet.make<HttpClientResponse.HttpClientResponse, HttpClientError.HttpClientError>()
+      yield* Effect.addFinalizer(() => FiberSet.awaitEmpty(inFlight).pipe(Effect.timeoutOption(drain)))
       let warned = false
       const warn = (why: string) =>
         Effect.suspend(() => {
@@ -88,6 +100,7 @@ const warnOnceHttpClient = (url: string) =>
           return Effect.logWarning(`span export to ${url} failed (${why}); tracing continues, spans may be lost`)
         })
       return client.pipe(
+        HttpClient.transform((send) => Effect.flatMap(FiberSet.run(inFlight, send), Fiber.join)),
         HttpClient.tap((response) => (response.status >= 300 ? warn(`HTTP ${response.status}`) : Effect.void)),
         HttpClient.tapError((error) => warn(error.message))
       )
