@@ -15,6 +15,7 @@ export const fixture = (name) => Path.join(root, "bench", "fixtures", name)
 export const echoServer = fixture("echo-server.mjs")
 export const rawServer = fixture("raw-server.mjs")
 export const sdkProxy = fixture("sdk-proxy.mjs")
+export const lineRelay = fixture("line-relay.mjs")
 export const distMain = Path.join(root, "dist", "main.js")
 
 export const log = (line) => process.stderr.write(`${line}\n`)

@@ -25,6 +25,7 @@ import {
   root,
   round,
   sdkProxy,
+  lineRelay,
   sleep,
   tmp
 } from "./lib.mjs"
@@ -125,6 +126,11 @@ const overheadFor = async (childArgs, label) => {
       name: "sdkRelay",
       tool: "echo",
       conn: await open([sdkProxy, process.execPath, ...childArgs], `${label} via sdk-proxy`)
+    },
+    {
+      name: "lineRelay",
+      tool: "echo",
+      conn: await open([lineRelay, process.execPath, ...childArgs], `${label} via line-relay`)
     }
   ]
   try {
@@ -165,7 +171,7 @@ const overheadFor = async (childArgs, label) => {
       // CPU of the process the client talks to (the child on the direct path, clawtool or the relay otherwise).
       cpuUsPerCall: Math.round((1000 * path.cpuMs) / (path.latencies.length + path.rates.length * p.concurrent))
     })
-    const [direct, clawtool, sdkRelay] = paths.map(summary)
+    const [direct, clawtool, sdkRelay, lineRelay] = paths.map(summary)
     const ratios = (x) => ({
       addedP50Ms: round(x.p50Ms - direct.p50Ms, 3),
       latencyRatioP50: round(x.p50Ms / direct.p50Ms),
@@ -177,6 +183,7 @@ const overheadFor = async (childArgs, label) => {
       direct,
       clawtool: { ...clawtool, ...ratios(clawtool) },
       sdkRelay: { ...sdkRelay, ...ratios(sdkRelay) },
+      lineRelay: { ...lineRelay, ...ratios(lineRelay) },
       perRound,
       clawtoolMemory: memoryOf(opened[1].conn.pid)
     }
@@ -194,7 +201,7 @@ const overhead = async () => {
     const row = (out[key] = await overheadFor(args, label))
     log(
       `  ${label}: p50 ${row.direct.p50Ms} -> ${row.clawtool.p50Ms} ms (sdk relay ${row.sdkRelay.p50Ms}), ` +
-        `${row.direct.throughputRps} -> ${row.clawtool.throughputRps} calls/s (sdk relay ${row.sdkRelay.throughputRps})`
+        `${row.direct.throughputRps} -> ${row.clawtool.throughputRps} calls/s (sdk relay ${row.sdkRelay.throughputRps}, line relay ${row.lineRelay.p50Ms} ms ${row.lineRelay.throughputRps} calls/s)`
     )
   }
   return out
