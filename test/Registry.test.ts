@@ -54,6 +54,8 @@ const makeLayer = (initial: ReadonlyArray<InstanceTools>) =>
       names: ["fs", "gh", "off"],
       awaitSettled: Effect.void,
       catalog: Effect.map(Ref.get(catalog), (all) => [...all]),
+      catalogNow: () => [...Effect.runSync(Ref.get(catalog))],
+      connectionNow: () => undefined,
       health: Effect.succeed([
         row("fs", "running"),
         row("gh", "running"),
@@ -249,6 +251,8 @@ describe("Registry", () => {
         names: [],
         awaitSettled: Effect.void,
         catalog: Effect.succeed([]),
+        catalogNow: () => [],
+        connectionNow: () => undefined,
         health: Effect.succeed([]),
         callTool: () => Effect.die("unused"),
         changes: Stream.never,

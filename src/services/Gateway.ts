@@ -47,6 +47,7 @@ const setRawRequestHandler = (server: Server, schema: unknown, handler: Handler)
   )
 
 const isPlainObject = isJsonObject
+const noop = () => {}
 
 const invalidParams = (message: string) => new McpError(ErrorCode.InvalidParams, message)
 
@@ -348,10 +349,46 @@ export class Gateway extends Effect.Service<Gateway>()("clawtool/Gateway", {
       )
     })
 
+    /**
+     * The call relay (ADR 009): a plain tools/call (no progress asked, no task, no trace context, a listed tool of a
+     * running source) goes from the host's line to the child's and back without the SDK or an Effect per call. Every
+     * other request, and every call the relay declines, takes the SDK path above, which answers the same way.
+     */
+    const relayed = new Map<string | number, () => void>()
+    const intercept = (transport: StdioServerTransport) => (message: Record<string, unknown>) => {
+      if (message.method === "notifications/cancelled") {
+        const requestId = (message.params as JsonObject | undefined)?.requestId
+        const cancel =
+          typeof requestId === "string" || typeof requestId === "number" ? relayed.get(requestId) : undefined
+        if (cancel === undefined) return false
+        relayed.delete(requestId as string | number)
+        cancel()
+        return true
+      }
+      if (message.method !== "tools/call" || !tracing.untraced) return false
+      const id = message.id
+      const params = message.params
+      if ((typeof id !== "string" && typeof id !== "number") || relayed.has(id)) return false
+      if (!isPlainObject(params) || typeof params.name !== "string" || params.task !== undefined) return false
+      const args = params.arguments
+      const meta = params._meta
+      if (args !== undefined && !isPlainObject(args)) return false
+      if (meta !== undefined && (!isPlainObject(meta) || "progressToken" in meta || "traceparent" in meta)) return false
+      relayed.set(id, noop)
+      const cancel = registry.relayCall(params.name, { arguments: args, _meta: meta }, (outcome) => {
+        if (relayed.delete(id))
+          transport.reply(id, Either.isRight(outcome) ? outcome.right : callErrorResult(outcome.left))
+      })
+      if (cancel === undefined) relayed.delete(id)
+      else if (relayed.has(id)) relayed.set(id, cancel)
+      return cancel !== undefined
+    }
+
     /** Serves until the host closes stdin (or the fiber is interrupted by SIGINT/SIGTERM). */
     const serve = Effect.gen(function* () {
       const closed = yield* Deferred.make<void>()
       const transport = new StdioServerTransport()
+      transport.intercept = intercept(transport)
       server.onclose = () => Deferred.unsafeDone(closed, Effect.void)
       yield* Effect.acquireRelease(
         Effect.promise(() => server.connect(transport)),

@@ -1,4 +1,4 @@
-import { Effect, Option } from "effect"
+import { Effect, Either, Option, Runtime } from "effect"
 import { CallError } from "../domain/Errors.js"
 import type { CallToolRequest, CallToolResult, JsonObject, Tool } from "../domain/Mcp.js"
 import * as WireName from "../domain/WireName.js"
@@ -30,6 +30,7 @@ export class Registry extends Effect.Service<Registry>()("clawtool/Registry", {
     const sources = yield* Sources
     const { config } = yield* Config
     const manifest = yield* Manifest.make(coreSpecs)
+    const runtime = yield* Effect.runtime<never>()
 
     for (const key of Object.keys(config.tools)) {
       const instance = key.slice(0, key.indexOf("."))
@@ -42,12 +43,14 @@ export class Registry extends Effect.Service<Registry>()("clawtool/Registry", {
     let built: { readonly input: ReadonlyArray<InstanceTools>; readonly catalog: Catalog } | undefined
     let index: ToolSearch.Index | undefined
 
-    const catalog: Effect.Effect<Catalog> = Effect.map(sources.catalog, (input) => {
+    const catalogNow = (): Catalog => {
+      const input = sources.catalogNow()
       if (built !== undefined && sameInput(built.input, input)) return built.catalog
       const next = Catalogs.build({ manifest, sources: input, toolConfig: config.tools, budget: config.name_budget })
       built = { input, catalog: next }
       return next
-    })
+    }
+    const catalog: Effect.Effect<Catalog> = Effect.sync(catalogNow)
 
     const search = (query: string, limit: number) =>
       Effect.map(catalog, (current) => {
@@ -166,6 +169,33 @@ export class Registry extends Effect.Service<Registry>()("clawtool/Registry", {
         return yield* forward.mapCallResult(route.instance, result)
       })
 
+    /**
+     * `call` without an Effect per call (ADR 009), for a plain call (the Gateway checked: no progress asked, no task,
+     * no trace context) to a listed tool of a running source: undefined when any of that is not so, and the caller
+     * takes `call` instead, which also explains every failure. Returns the cancel; `done` is never called synchronously.
+     */
+    const relayCall = (
+      wire: string,
+      request: { readonly arguments?: JsonObject | undefined; readonly _meta?: JsonObject | undefined },
+      done: (outcome: Either.Either<CallToolResult, CallError>) => void
+    ): (() => void) | undefined => {
+      if (manifest.byName.has(wire)) return undefined
+      const route = catalogNow().routes.get(wire)
+      const connection = route === undefined ? undefined : sources.connectionNow(route.instance)
+      if (route === undefined || connection === undefined) return undefined
+      const forwarded: CallToolRequest = {
+        name: route.tool,
+        ...(request.arguments === undefined ? {} : { arguments: request.arguments }),
+        ...(request._meta === undefined ? {} : { _meta: request._meta })
+      }
+      return connection.relayCall(forwarded, (outcome) => {
+        if (Either.isLeft(outcome) || !forward.callResultNeedsMapping(outcome.right)) return done(outcome)
+        Runtime.runFork(runtime)(
+          Effect.map(forward.mapCallResult(route.instance, outcome.right), (mapped) => done(Either.right(mapped)))
+        )
+      })
+    }
+
     /** The instance a listed wire name routes to (core tools and unknown names: none). */
     const instanceOf = (wire: string) =>
       Effect.map(catalog, (current) => Option.fromNullable(current.routes.get(wire)?.instance))
@@ -174,6 +204,7 @@ export class Registry extends Effect.Service<Registry>()("clawtool/Registry", {
       list,
       listJson,
       call,
+      relayCall,
       instanceOf,
       /** Resources, templates and prompts the host sees, with the routing back (`<instance>__` names, URI scheme). */
       surface,

@@ -10,6 +10,7 @@ import { LineFramer } from "../transport/LineFramer.js"
 import * as Version from "../version.js"
 import type { HostPort } from "./HostBridge.js"
 import { Reaper, type ReaperShape } from "./Reaper.js"
+import * as Relay from "./SourceClient/Relay.js"
 import * as Surface from "./SourceClient/Surface.js"
 
 /** Everything needed to start one child. The environment is final: Sources already applied default-deny. */
@@ -56,6 +57,11 @@ export interface Connection extends Surface.SurfaceMembers {
   readonly tools: ReadonlyArray<Tool>
   readonly listTools: Effect.Effect<ReadonlyArray<Tool>, SourceError>
   readonly callTool: (request: CallToolRequest, options?: CallOptions) => Effect.Effect<CallToolResult, CallError>
+  /**
+   * The same call without the SDK or an Effect per call (ADR 009): for plain calls (no progress asked, no task).
+   * Returns the cancel; `done` gets the outcome, never synchronously.
+   */
+  readonly relayCall: Relay.Relay["call"]
   /** Completes when the process exits (crash, EOF, kill); never fails. */
   readonly exited: Effect.Effect<ExitInfo>
 }
@@ -211,6 +217,17 @@ const connect = Effect.fn("SourceClient.connect")(function* (spec: LaunchSpec, r
     )
   }
 
+  const relay = Relay.make({
+    instance: spec.instance,
+    send: (lines) => void transport.sendLine(lines).catch(() => {}),
+    callTimeoutMs: timeoutMs
+  })
+  transport.intercept = relay.receive
+  const closeRelay = (code: number | null, signal: string | null) =>
+    relay.close(`source "${spec.instance}" ${describeExit({ code, signal, at: new Date() })}`)
+  if (child.exitCode !== null || child.signalCode !== null) closeRelay(child.exitCode, child.signalCode)
+  else child.once("exit", closeRelay)
+
   const server = client.getServerVersion()
   return {
     instance: spec.instance,
@@ -222,6 +239,7 @@ const connect = Effect.fn("SourceClient.connect")(function* (spec: LaunchSpec, r
     tools,
     listTools,
     callTool,
+    relayCall: relay.call,
     exited: Deferred.await(exited)
   } satisfies Connection
 })

@@ -158,8 +158,10 @@ export class Sources extends Effect.Service<Sources>()("clawtool/Sources", {
       yield* Effect.forEach(names, (name) => Effect.map(Deferred.make<void>(), (d) => [name, d] as const))
     )
 
+    // A plain mirror of `state` for the synchronous reads of the call relay (catalogNow, connectionNow).
+    let now: ReadonlyMap<string, InstanceState> = yield* SubscriptionRef.get(state)
     const update = (name: string, f: (current: InstanceState) => InstanceState) =>
-      SubscriptionRef.update(state, (all) => new Map(all).set(name, f(all.get(name) ?? starting)))
+      SubscriptionRef.update(state, (all) => (now = new Map(all).set(name, f(all.get(name) ?? starting))))
     const stateOf = (name: string) => Effect.map(SubscriptionRef.get(state), (all) => all.get(name) ?? starting)
     const settle = (name: string) => Deferred.succeed(settled.get(name)!, undefined)
 
@@ -334,15 +336,15 @@ export class Sources extends Effect.Service<Sources>()("clawtool/Sources", {
     const awaitSettled = Effect.forEach(Array.from(settled.values()), Deferred.await, { discard: true })
 
     /** Derived per state snapshot, once: Registry reads the catalog and the running children on every call. */
-    const perState = <A>(f: (all: ReadonlyMap<string, InstanceState>) => A): Effect.Effect<A> => {
+    const perState = <A>(f: (all: ReadonlyMap<string, InstanceState>) => A): (() => A) => {
       let last: { readonly all: ReadonlyMap<string, InstanceState>; readonly value: A } | undefined
-      return Effect.map(SubscriptionRef.get(state), (all) => {
-        if (last === undefined || last.all !== all) last = { all, value: f(all) }
+      return () => {
+        if (last === undefined || last.all !== now) last = { all: now, value: f(now) }
         return last.value
-      })
+      }
     }
 
-    const catalog = perState((all) =>
+    const catalogNow = perState((all) =>
       names.flatMap((instance): Array<InstanceCatalog> => {
         const current = all.get(instance)
         if (current === undefined) return []
@@ -432,7 +434,14 @@ export class Sources extends Effect.Service<Sources>()("clawtool/Sources", {
       names,
       /** Completes once every instance's first start attempt is over (each bounded by its startup_timeout). */
       awaitSettled,
-      catalog,
+      catalog: Effect.sync(catalogNow),
+      /** The catalog input as of now, synchronously (the call relay's route lookup). */
+      catalogNow,
+      /** The running child of an instance as of now, synchronously (the call relay). */
+      connectionNow: (instance: string): Connection | undefined => {
+        const current = now.get(instance)
+        return current?.status === "running" && Option.isSome(current.connection) ? current.connection.value : undefined
+      },
       health,
       callTool,
       /** Emits whenever any instance's state changes (status, catalog, restarts, next retry time). */
@@ -454,11 +463,13 @@ export class Sources extends Effect.Service<Sources>()("clawtool/Sources", {
               )
         ),
       /** The running children, in instance order. */
-      running: perState((all) =>
-        names.flatMap((name) => {
-          const current = all.get(name)
-          return current?.status === "running" && current.connection._tag === "Some" ? [current.connection.value] : []
-        })
+      running: Effect.sync(
+        perState((all) =>
+          names.flatMap((name) => {
+            const current = all.get(name)
+            return current?.status === "running" && current.connection._tag === "Some" ? [current.connection.value] : []
+          })
+        )
       )
     } as const
   })

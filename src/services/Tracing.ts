@@ -233,7 +233,10 @@ export class Tracing extends Effect.Service<Tracing>()("clawtool/Tracing", {
       return server
     }
 
-    return { extract, toolCall } as const
+    /** True when a call whose `_meta` has no traceparent gets no span and no trace context (the call relay's case). */
+    const untraced = !exporting && Option.isNone(extractTraceContext(undefined, env))
+
+    return { extract, toolCall, untraced } as const
   })
 }) {}
 

@@ -3,6 +3,7 @@ import { JSONRPCMessageSchema, type JSONRPCMessage } from "@modelcontextprotocol
 import type { ChildProcessByStdio } from "node:child_process"
 import type { Readable, Writable } from "node:stream"
 import { LineFramer } from "./LineFramer.js"
+import { LineWriter } from "./LineWriter.js"
 
 export type SpawnedChild = ChildProcessByStdio<Writable, Readable, Readable>
 
@@ -17,8 +18,11 @@ export class ChildProcessTransport implements Transport {
   onclose?: () => void
   onerror?: (error: Error) => void
   onmessage?: (message: JSONRPCMessage) => void
+  /** Sees each parsed message before the SDK does; true when it took it (SourceClient's call relay, ADR 009). */
+  intercept?: (message: Record<string, unknown>) => boolean
   private closed = false
   private readonly framer: LineFramer
+  private readonly writer: LineWriter
 
   constructor(
     private readonly child: SpawnedChild,
@@ -28,6 +32,7 @@ export class ChildProcessTransport implements Transport {
       (line) => this.receive(line),
       (bytes) => this.onGarbage(`<a stdout line over ${bytes} bytes was dropped>`)
     )
+    this.writer = new LineWriter(child.stdin)
   }
 
   async start(): Promise<void> {
@@ -38,11 +43,13 @@ export class ChildProcessTransport implements Transport {
   }
 
   send(message: JSONRPCMessage): Promise<void> {
-    return new Promise((resolve, reject) => {
-      if (this.closed || !this.child.stdin.writable) return reject(new Error("child stdin is closed"))
-      if (this.child.stdin.write(JSON.stringify(message) + "\n")) resolve()
-      else this.child.stdin.once("drain", resolve)
-    })
+    return this.sendLine(JSON.stringify(message) + "\n")
+  }
+
+  /** One or more serialised messages, each ending in a newline. */
+  sendLine(text: string): Promise<void> {
+    if (this.closed || !this.child.stdin.writable) return Promise.reject(new Error("child stdin is closed"))
+    return this.writer.write(text)
   }
 
   /** Ends stdin (the polite shutdown signal for stdio servers); killing is the owning scope's job. */
@@ -58,6 +65,8 @@ export class ChildProcessTransport implements Transport {
     } catch {
       return this.onGarbage(line)
     }
+    if (this.intercept !== undefined && typeof json === "object" && json !== null && this.intercept(json as never))
+      return
     // Validate the envelope only, and hand on the original object: the payload is relayed, not re-shaped.
     if (!JSONRPCMessageSchema.safeParse(json).success) return this.onGarbage(line)
     this.onmessage?.(json as JSONRPCMessage)

@@ -2,6 +2,7 @@ import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js"
 import { ErrorCode, JSONRPCMessageSchema, type JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js"
 import type { Readable, Writable } from "node:stream"
 import { LineFramer } from "./LineFramer.js"
+import { LineWriter } from "./LineWriter.js"
 
 /**
  * A result that is already JSON text (the catalog serialises tools/list once per catalog): `send` splices it into the
@@ -45,6 +46,11 @@ export class StdioServerTransport implements Transport {
   onclose?: () => void
   onerror?: (error: Error) => void
   onmessage?: (message: JSONRPCMessage) => void
+  /**
+   * Sees each parsed JSON-RPC 2.0 object before the SDK does; true when it took it (the Gateway's tools/call relay,
+   * ADR 009), which then answers with `reply`.
+   */
+  intercept?: (message: Record<string, unknown>) => boolean
   private closed = false
   private readonly framer = new LineFramer(
     (line) => this.receive(line),
@@ -52,11 +58,14 @@ export class StdioServerTransport implements Transport {
   )
   private readonly onData = (chunk: Buffer) => this.framer.push(chunk)
   private readonly onEnd = () => void this.close()
+  private readonly writer: LineWriter
 
   constructor(
     private readonly stdin: Readable = process.stdin,
     private readonly stdout: Writable = process.stdout
-  ) {}
+  ) {
+    this.writer = new LineWriter(stdout)
+  }
 
   async start(): Promise<void> {
     this.stdin.on("data", this.onData)
@@ -83,12 +92,14 @@ export class StdioServerTransport implements Transport {
     this.onclose?.()
   }
 
+  /** The answer to an intercepted request. */
+  reply(id: string | number, result: unknown): void {
+    void this.write(`{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":${JSON.stringify(result)}}\n`)
+  }
+
   private write(text: string): Promise<void> {
-    return new Promise((resolve) => {
-      if (this.closed || !this.stdout.writable) return resolve()
-      if (this.stdout.write(text)) resolve()
-      else this.stdout.once("drain", resolve)
-    })
+    if (this.closed || !this.stdout.writable) return Promise.resolve()
+    return this.writer.write(text)
   }
 
   private receive(line: string): void {
@@ -98,6 +109,15 @@ export class StdioServerTransport implements Transport {
     } catch (error) {
       this.onerror?.(new Error(`parse error on stdin: ${(error as Error).message}`))
       return this.reject(null, ErrorCode.ParseError, "Parse error: the line is not valid JSON")
+    }
+    if (
+      this.intercept !== undefined &&
+      typeof json === "object" &&
+      json !== null &&
+      (json as { jsonrpc?: unknown }).jsonrpc === "2.0" &&
+      this.intercept(json as Record<string, unknown>)
+    ) {
+      return
     }
     if (!JSONRPCMessageSchema.safeParse(json).success) {
       const id = typeof json === "object" && json !== null && "id" in json && isId(json.id) ? json.id : null

@@ -256,6 +256,39 @@ layer(
       })
   )
 
+  it.effect("tools/call: relayed (plain) and SDK-path (progress asked) calls answer alike, URIs mapped on both", () =>
+    Effect.gen(function* () {
+      const host = yield* Host
+      yield* host.request("tools/list")
+      // A call with a progressToken takes the SDK path; the same call without one is relayed (ADR 009).
+      const both = (name: string, args: Json) =>
+        Effect.promise(() =>
+          Promise.all([
+            host.client.request({ method: "tools/call", params: { name, arguments: args } } as never, Loose),
+            host.client.request({ method: "tools/call", params: { name, arguments: args } } as never, Loose, {
+              onprogress: () => {}
+            })
+          ])
+        )
+      for (const [name, args] of [
+        ["stub__echo", { text: "same" }],
+        ["stub__echo", {}],
+        ["stub__add", { a: 1, b: 2 }],
+        ["everything__echo", { message: "same" }],
+        ["stub__link", {}]
+      ] as const) {
+        const [relayed, viaSdk] = yield* both(name, args)
+        assert.deepStrictEqual(relayed, viaSdk, name)
+      }
+      // stub://info is served by stub and twin: the link in the result names the host's (qualified) URI.
+      const [link] = yield* both("stub__link", {})
+      const uri = (link.content as Array<Json>)[0]!.uri as string
+      assert.notStrictEqual(uri, "stub://info")
+      const read = yield* host.request("resources/read", { uri })
+      assert.strictEqual((read.contents as Array<Json>)[0]!.text, "stub server stub")
+    })
+  )
+
   it.effect("prompts/list and prompts/get with arguments; completion/complete by prompt and by template", () =>
     Effect.gen(function* () {
       const host = yield* Host

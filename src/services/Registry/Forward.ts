@@ -217,6 +217,13 @@ export const make = (sources: Sources, surface: Effect.Effect<S.Surface>) => {
   const mapCallResult = <A extends JsonObject>(instance: string, result: A) =>
     Effect.map(surface, (current) => mapResult(current, instance, result))
 
+  /** Whether mapCallResult could change `result`: a task, a related task, or resource URIs in its content. */
+  const callResultNeedsMapping = (result: JsonObject): boolean =>
+    result.task !== undefined ||
+    (isJsonObject(result._meta) && result._meta[S.relatedTaskKey] !== undefined) ||
+    (Array.isArray(result.content) &&
+      result.content.some((item) => isJsonObject(item) && (item.type === "resource_link" || item.type === "resource")))
+
   /** A child's notification as the host gets it, or None when it is not for the host. */
   const mapNotification = (notification: ChildNotification) =>
     Effect.map(surface, (current): Option.Option<{ method: string; params: JsonObject }> => {
@@ -266,6 +273,7 @@ export const make = (sources: Sources, surface: Effect.Effect<S.Surface>) => {
     listTasks,
     checkTaskCall,
     mapCallResult,
+    callResultNeedsMapping,
     mapNotification,
     mapReverseParams
   } as const

@@ -1,0 +1,137 @@
+import { Either } from "effect"
+import { CallError } from "../../domain/Errors.js"
+import type { CallToolRequest, CallToolResult, JsonObject } from "../../domain/Mcp.js"
+
+/**
+ * tools/call below the SDK (ADR 009): the request is written to the child as one line and the answer taken from
+ * the child's stdout before the SDK's Protocol sees it. Same outcomes as SourceClient's SDK path (the child's error
+ * as a `Child` CallError with its code, `Timeout` after call_timeout without answer or progress, a retryable
+ * `Transport` error when the child exits), for a fraction of the cost: no promise chain, no per-call
+ * AbortController or schema parse, no Effect fiber.
+ */
+
+/** How a relayed call ends; called exactly once, never synchronously from `call`, and not after a cancel. */
+export type Done = (outcome: Either.Either<CallToolResult, CallError>) => void
+
+export interface Relay {
+  /** Sends the call; the returned function cancels it (the child is told, `done` is never called). */
+  readonly call: (request: CallToolRequest, done: Done) => () => void
+  /** Offered each message from the child first: true when it was a relayed call's answer or progress. */
+  readonly receive: (message: Record<string, unknown>) => boolean
+  /** The child is gone: every call in flight, and every later one, fails with this retryable detail. */
+  readonly close: (detail: string) => void
+}
+
+interface Pending {
+  readonly tool: string
+  readonly done: Done
+  readonly timer: ReturnType<typeof setTimeout> | undefined
+}
+
+// String ids: the SDK client numbers its own requests, so the two never meet on the same pipe.
+const prefix = "clawtool-"
+
+export const make = (options: {
+  readonly instance: string
+  /** Writes one or more newline-terminated messages to the child. */
+  readonly send: (lines: string) => void
+  readonly callTimeoutMs?: number | undefined
+}): Relay => {
+  const { instance, send, callTimeoutMs } = options
+  const pending = new Map<string, Pending>()
+  let next = 0
+  let closed: string | undefined
+
+  const cancelAtChild = (id: string, reason: string) =>
+    send(
+      `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":${JSON.stringify(id)},"reason":${JSON.stringify(reason)}}}\n`
+    )
+
+  const expire = (id: string) => {
+    const entry = pending.get(id)
+    if (entry === undefined) return
+    pending.delete(id)
+    cancelAtChild(id, `call_timeout (${callTimeoutMs}ms)`)
+    entry.done(
+      Either.left(
+        new CallError({
+          tool: entry.tool,
+          reason: "Timeout",
+          detail: `${entry.tool} timed out: no answer or progress within call_timeout (${callTimeoutMs}ms); the call was cancelled at the source`
+        })
+      )
+    )
+  }
+
+  const transportError = (tool: string, detail: string) =>
+    new CallError({ tool, reason: "Transport", detail, retryable: true })
+
+  const call = (request: CallToolRequest, done: Done) => {
+    const tool = `${instance}.${request.name}`
+    if (closed !== undefined) {
+      const detail = closed
+      queueMicrotask(() => done(Either.left(transportError(tool, detail))))
+      return () => {}
+    }
+    const id = `${prefix}${++next}`
+    // With a call_timeout the child is asked for progress, which keeps a long call alive (as on the SDK path).
+    const params =
+      callTimeoutMs === undefined ? request : { ...request, _meta: { ...request._meta, progressToken: id } }
+    const timer = callTimeoutMs === undefined ? undefined : setTimeout(expire, callTimeoutMs, id)
+    pending.set(id, { tool, done, timer })
+    send(`{"jsonrpc":"2.0","id":"${id}","method":"tools/call","params":${JSON.stringify(params)}}\n`)
+    return () => {
+      if (!pending.delete(id)) return
+      if (timer !== undefined) clearTimeout(timer)
+      cancelAtChild(id, "cancelled by the host")
+    }
+  }
+
+  const answer = (entry: Pending, message: Record<string, unknown>) => {
+    if (entry.timer !== undefined) clearTimeout(entry.timer)
+    const result = message.result
+    if (typeof result === "object" && result !== null && !Array.isArray(result)) {
+      return entry.done(Either.right(result as CallToolResult))
+    }
+    const error = message.error as JsonObject | undefined
+    if (typeof error === "object" && error !== null && typeof error.code === "number") {
+      // The detail the SDK path gives (McpError's message), so both paths read the same.
+      const detail = `MCP error ${error.code}: ${typeof error.message === "string" ? error.message : ""}`
+      return entry.done(Either.left(new CallError({ tool: entry.tool, reason: "Child", detail, code: error.code })))
+    }
+    entry.done(Either.left(transportError(entry.tool, "the source answered tools/call with a malformed response")))
+  }
+
+  const receive = (message: Record<string, unknown>) => {
+    const id = message.id
+    if (message.method === undefined) {
+      if (typeof id !== "string" || !id.startsWith(prefix)) return false
+      const entry = pending.get(id)
+      // A late answer to a cancelled or timed-out call is dropped here; the SDK would not know its id.
+      if (entry === undefined) return true
+      pending.delete(id)
+      answer(entry, message)
+      return true
+    }
+    if (message.method === "notifications/progress" && callTimeoutMs !== undefined) {
+      const token = (message.params as JsonObject | undefined)?.progressToken
+      if (typeof token !== "string" || !token.startsWith(prefix)) return false
+      pending.get(token)?.timer?.refresh()
+      return true
+    }
+    return false
+  }
+
+  const close = (detail: string) => {
+    if (closed !== undefined) return
+    closed = detail
+    const entries = Array.from(pending.values())
+    pending.clear()
+    for (const entry of entries) {
+      if (entry.timer !== undefined) clearTimeout(entry.timer)
+      entry.done(Either.left(transportError(entry.tool, detail)))
+    }
+  }
+
+  return { call, receive, close }
+}

@@ -1,0 +1,142 @@
+// The call relay (ADR 009) against real children: each outcome equals the SDK path's for the same request (results,
+// isError results, the child's JSON-RPC errors), call_timeout with progress, cancellation, a child killed mid-call,
+// and hundreds of concurrent calls each answered by its own response.
+import { assert, describe, it } from "@effect/vitest"
+import { Effect, Either, Fiber } from "effect"
+import type { CallError } from "../src/domain/Errors.js"
+import type { CallToolRequest, CallToolResult } from "../src/domain/Mcp.js"
+import { Sources } from "../src/services/Sources.js"
+import { rowOf, settled, sourcesLayer, stubCommand } from "./lib/sources.js"
+
+/** One call through the relay as an Effect; interrupting it cancels the call (as the host's cancel does). */
+const relay = (instance: string, request: CallToolRequest) =>
+  Effect.flatMap(Sources, (sources) =>
+    Effect.async<Either.Either<CallToolResult, CallError>>((resume) => {
+      const connection = sources.connectionNow(instance)
+      if (connection === undefined) return resume(Effect.dieMessage(`${instance} is not running`))
+      const cancel = connection.relayCall(request, (outcome) => resume(Effect.succeed(outcome)))
+      return Effect.sync(cancel)
+    })
+  )
+
+/** The same child's SDK path (Connection.callTool, below Sources' own name check). */
+const sdkPath = (instance: string, request: CallToolRequest) =>
+  Effect.flatMap(Sources, (sources) => {
+    const connection = sources.connectionNow(instance)
+    return connection === undefined
+      ? Effect.dieMessage(`${instance} is not running`)
+      : Effect.either(connection.callTool(request))
+  })
+
+/** What a caller can observe of an outcome (a CallError's fields, not its stack). */
+const observable = (outcome: Either.Either<CallToolResult, CallError>) =>
+  Either.match(outcome, {
+    onRight: (result) => ({ result }),
+    onLeft: (error) => ({ reason: error.reason, detail: error.detail, code: error.code, retryable: error.retryable })
+  })
+
+const cancelledCount = Effect.map(
+  sdkPath("srv", { name: "cancelled" }),
+  (outcome) => (Either.getOrThrow(outcome).structuredContent as { count: number }).count
+)
+
+describe("call relay (real children)", () => {
+  it.scopedLive("answers exactly as the SDK path: results, isError results and the child's JSON-RPC errors", () =>
+    Effect.gen(function* () {
+      yield* settled
+      const requests: ReadonlyArray<CallToolRequest> = [
+        { name: "echo", arguments: { text: "hi" } },
+        { name: "echo" }, // isError result
+        { name: "add", arguments: { a: 2, b: 3 } }, // structuredContent
+        { name: "meta", arguments: {}, _meta: { other: "kept", nested: { a: [1, 2] } } },
+        { name: "no_such_tool_at_the_child" }, // the child's own error
+        { name: "add", arguments: { a: "not a number" } } // the child rejects the arguments
+      ]
+      for (const request of requests) {
+        const viaSdk = observable(yield* sdkPath("srv", request))
+        const viaRelay = observable(yield* relay("srv", request))
+        assert.deepStrictEqual(viaRelay, viaSdk, `${request.name}: relay and SDK path differ`)
+      }
+      const meta = Either.getOrThrow(yield* relay("srv", { name: "meta", _meta: { other: "kept" } }))
+      assert.deepStrictEqual((meta.structuredContent as { meta: unknown }).meta, { other: "kept" })
+    }).pipe(Effect.provide(sourcesLayer(`[sources.srv]\ncommand = ${stubCommand()}\n`)))
+  )
+
+  it.scopedLive("hundreds of concurrent calls: each is answered by its own response", () =>
+    Effect.gen(function* () {
+      yield* settled
+      const texts = Array.from({ length: 300 }, (_, i) => `call-${i}`)
+      const outcomes = yield* Effect.forEach(texts, (text) => relay("srv", { name: "echo", arguments: { text } }), {
+        concurrency: "unbounded"
+      })
+      assert.deepStrictEqual(
+        outcomes.map((outcome) => (Either.getOrThrow(outcome).content[0] as { text: string }).text),
+        texts.map((text) => `echo:${text}`)
+      )
+    }).pipe(Effect.provide(sourcesLayer(`[sources.srv]\ncommand = ${stubCommand()}\n`)))
+  )
+
+  it.scopedLive(
+    "call_timeout: a hung call is cancelled at the child and fails as Timeout; progress keeps one alive",
+    () =>
+      Effect.gen(function* () {
+        yield* settled
+        const before = yield* cancelledCount
+        const hung = observable(yield* relay("srv", { name: "slow", arguments: { ms: 60_000 } }))
+        assert.deepStrictEqual(hung, {
+          reason: "Timeout",
+          detail:
+            "srv.slow timed out: no answer or progress within call_timeout (1000ms); the call was cancelled at the source",
+          code: undefined,
+          retryable: false
+        })
+        yield* Effect.repeat(cancelledCount, { until: (count) => count === before + 1 })
+        // 2.4 s in 8 steps: never 1 s without progress, so the call completes.
+        const long = yield* relay("srv", { name: "slow", arguments: { ms: 2400, steps: 8 } })
+        assert.deepStrictEqual(Either.getOrThrow(long).content, [{ type: "text", text: "slept 2400ms" }])
+      }).pipe(Effect.provide(sourcesLayer(`[sources.srv]\ncommand = ${stubCommand()}\ncall_timeout = "1s"\n`)))
+  )
+
+  it.scopedLive("a cancelled call: the child is told, and its answer never arrives", () =>
+    Effect.gen(function* () {
+      yield* settled
+      const before = yield* cancelledCount
+      const call = yield* Effect.fork(relay("srv", { name: "slow", arguments: { ms: 60_000 } }))
+      yield* Effect.sleep("200 millis")
+      yield* Fiber.interrupt(call)
+      yield* Effect.repeat(cancelledCount, { until: (count) => count === before + 1 })
+      // The same child keeps serving.
+      const after = yield* relay("srv", { name: "echo", arguments: { text: "still" } })
+      assert.deepStrictEqual(Either.getOrThrow(after).content, [{ type: "text", text: "echo:still" }])
+    }).pipe(Effect.provide(sourcesLayer(`[sources.srv]\ncommand = ${stubCommand()}\n`)))
+  )
+
+  it.scopedLive("a child killed mid-call: every relayed call fails as the SDK path's do (retryable Transport)", () =>
+    Effect.gen(function* () {
+      yield* settled
+      const sources = yield* Sources
+      const connection = sources.connectionNow("srv")!
+      const pid = (yield* rowOf("srv")).pid!
+      const slow = { name: "slow", arguments: { ms: 60_000 } }
+      const relayed = yield* Effect.fork(
+        Effect.all([relay("srv", slow), relay("srv", slow)], { concurrency: "unbounded" })
+      )
+      const viaSdk = yield* Effect.fork(sdkPath("srv", slow))
+      yield* Effect.sleep("300 millis")
+      process.kill(pid, "SIGKILL")
+      const expected = observable(yield* Fiber.join(viaSdk))
+      assert.deepStrictEqual(expected, {
+        reason: "Transport",
+        detail: 'source "srv" killed by signal SIGKILL',
+        code: undefined,
+        retryable: true
+      })
+      for (const outcome of yield* Fiber.join(relayed)) assert.deepStrictEqual(observable(outcome), expected)
+      // A call on the dead connection fails the same way, at once.
+      const late = yield* Effect.async<Either.Either<CallToolResult, CallError>>((resume) => {
+        connection.relayCall({ name: "echo" }, (outcome) => resume(Effect.succeed(outcome)))
+      })
+      assert.deepStrictEqual(observable(late), expected)
+    }).pipe(Effect.provide(sourcesLayer(`[sources.srv]\ncommand = ${stubCommand()}\nrestart = "never"\n`)))
+  )
+})
