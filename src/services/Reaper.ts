@@ -2,46 +2,30 @@ import { Effect, Layer } from "effect"
 import { spawn, type ChildProcessByStdio } from "node:child_process"
 import type { Writable } from "node:stream"
 
-/** Between the helper's SIGTERM and SIGKILL of the groups it reaps. */
-const killGraceMs = 1000
-
 /**
- * The helper's whole program (ADR-004). It reads `+pgid` / `-pgid` lines from a pipe only clawtool writes; EOF means
- * clawtool is gone (even by SIGKILL, which runs no finalizer), so it SIGTERMs every recorded group, then SIGKILLs them
- * after a grace period. A group is only recorded while clawtool owns it: `-pgid` follows each reaping, since a pgid
- * can name an unrelated group once it is free again.
+ * The helper's whole program (ADR-004), POSIX sh: a ~1 MB process, where a `node -e` helper took ~40 MB. It reads
+ * `+pgid` / `-pgid` lines from a pipe only clawtool writes; EOF means clawtool is gone (even by SIGKILL, which runs no
+ * finalizer), so it SIGTERMs every recorded group, then SIGKILLs them a second later. A group is only recorded while
+ * clawtool owns it: `-pgid` follows each reaping, since a pgid can name an unrelated group once it is free again.
  */
 const program = `
-const groups = new Set()
-let pending = ""
-const signal = (name) => { for (const pgid of groups) { try { process.kill(-pgid, name) } catch {} } }
-let reaping = false
-const reap = () => {
-  if (reaping) return
-  reaping = true
-  if (groups.size === 0) process.exit(0)
-  signal("SIGTERM")
-  setTimeout(() => { signal("SIGKILL"); process.exit(0) }, ${killGraceMs})
-}
-process.stdin.setEncoding("utf8")
-process.stdin.on("data", (chunk) => {
-  pending += chunk
-  let newline
-  while ((newline = pending.indexOf("\\n")) !== -1) {
-    const line = pending.slice(0, newline)
-    pending = pending.slice(newline + 1)
-    const pgid = Number(line.slice(1))
-    if (!Number.isInteger(pgid) || pgid <= 1) continue
-    if (line[0] === "+") groups.add(pgid)
-    else if (line[0] === "-") groups.delete(pgid)
-  }
-})
-process.stdin.on("end", reap)
-process.stdin.on("close", reap)
-process.stdin.on("error", reap)
+groups=" "
+while IFS= read -r line; do
+  id=\${line#?}
+  case $id in ""|*[!0-9]*|0|1) continue ;; esac
+  case $line in
+    +*) case $groups in *" $id "*) ;; *) groups="$groups$id " ;; esac ;;
+    -*) case $groups in *" $id "*) groups="\${groups%% $id *} \${groups#* $id }" ;; esac ;;
+  esac
+done
+set -- $groups
+[ $# -eq 0 ] && exit 0
+for id in "$@"; do kill -s TERM -- "-$id" 2>/dev/null; done
+sleep 1
+for id in "$@"; do kill -s KILL -- "-$id" 2>/dev/null; done
 `
 
-/** Marks the helper in `ps` output: `node -e … clawtool-reaper <clawtool pid>`. */
+/** Marks the helper in `ps` output: `sh -c … clawtool-reaper <clawtool pid>`. */
 export const reaperMarker = "clawtool-reaper"
 
 export interface ReaperShape {
@@ -104,13 +88,13 @@ type Helper = ChildProcessByStdio<Writable, null, null>
 const startHelper = (): Helper | undefined => {
   if (process.platform === "win32") return undefined // no process groups to signal
   try {
-    const helper = spawn(process.execPath, ["-e", program, reaperMarker, String(process.pid)], {
+    const helper = spawn("/bin/sh", ["-c", program, reaperMarker, String(process.pid)], {
       // Its own group: a signal to clawtool's group (Ctrl-C, a host killing the group) must not take it along.
       detached: true,
       // Not the host's pipes: a helper holding clawtool's stdout/stderr would delay the host seeing clawtool close.
       stdio: ["pipe", "ignore", "ignore"],
-      // No NODE_OPTIONS or loaders from clawtool's environment: the helper is plain JavaScript.
-      env: {},
+      // Nothing from clawtool's environment: the helper needs only the shell's builtins and sleep.
+      env: { PATH: "/usr/bin:/bin" },
       windowsHide: true
     })
     helper.on("error", () => {}) // a failed spawn leaves the no-op behaviour; track/untrack writes are dropped
