@@ -81,6 +81,8 @@ interface Shaped {
   readonly alwaysLoad: boolean
   readonly tool: Tool
   readonly json: string
+  /** sha256 of `json`, for the catalog hash. */
+  readonly digest: Buffer
 }
 
 /** What one tool object of a child (or of the manifest) was turned into: its wire name, then its listed form. */
@@ -107,6 +109,38 @@ interface InstancePart {
   readonly configured: ReadonlyMap<string, ToolConfig> | undefined
   readonly candidates: ReadonlyArray<Candidate>
   readonly claims: ReadonlyArray<NameBudget.Claim<Candidate>>
+  /** Its claims resolved among themselves, computed when first needed. */
+  resolved: Resolved | undefined
+}
+
+/** Claims resolved among themselves: winners sorted by wire name, with their listed form, and the losers. */
+interface Resolved {
+  readonly kept: ReadonlyArray<NameBudget.Claim<Candidate>>
+  readonly listed: ReadonlyArray<Shaped>
+  readonly collisions: ReadonlyArray<NameBudget.Collision>
+  readonly wires: ReadonlySet<string>
+}
+
+const resolve = (claims: ReadonlyArray<NameBudget.Claim<Candidate>>): Resolved => {
+  const resolved = NameBudget.resolveClaims(claims)
+  const sorted = [...resolved.kept].sort((a, b) => Pipeline.byteOrder(a.wire, b.wire))
+  return {
+    kept: sorted,
+    listed: sorted.map((claim) => shape(claim.value)),
+    collisions: resolved.collisions,
+    wires: new Set(sorted.map((claim) => claim.wire))
+  }
+}
+
+/** Whether some wire name is claimed in two groups (a core name, or shortened names): then all are resolved at once. */
+const claimedAcross = (groups: ReadonlyArray<Resolved>): boolean => {
+  const bySize = [...groups].sort((a, b) => b.wires.size - a.wires.size)
+  for (let i = 1; i < bySize.length; i++) {
+    for (const wire of bySize[i]!.wires) {
+      for (let j = 0; j < i; j++) if (bySize[j]!.wires.has(wire)) return true
+    }
+  }
+  return false
 }
 const instanceParts = new WeakMap<ReadonlyArray<Tool>, InstancePart>()
 
@@ -130,7 +164,8 @@ const shape = (candidate: Candidate): Shaped => {
   const { source, mapped } = memo
   const named = source.name === mapped.wire ? source : { ...source, name: mapped.wire }
   const tool = Pipeline.canonical(Pipeline.shapeTool(named, hint, alwaysLoad))
-  const shaped: Shaped = { hint, alwaysLoad, tool, json: JSON.stringify(tool) }
+  const json = JSON.stringify(tool)
+  const shaped: Shaped = { hint, alwaysLoad, tool, json, digest: Pipeline.toolDigest(json) }
   memo.shaped = shaped
   return shaped
 }
@@ -179,7 +214,8 @@ const instancePart = (
     budget,
     configured,
     candidates,
-    claims: candidates.filter(isEnabled).map(claimOf)
+    claims: candidates.filter(isEnabled).map(claimOf),
+    resolved: undefined
   }
   instanceParts.set(tools, part)
   return part
@@ -226,13 +262,20 @@ export const build = (input: CatalogInput): Catalog => {
     instancePart(instance, tools, input.budget, configs.get(instance))
   )
 
-  const { kept, collisions } = NameBudget.resolveClaims(
-    coreCandidates.map(claimOf).concat(...parts.map((part) => part.claims))
-  )
-  const listed = kept.map((claim) => shape(claim.value))
+  // Each instance's claims are resolved once per tool list (kept with it); only a wire name claimed by two groups,
+  // which the instance prefix makes rare, needs everything resolved together. Either way the per-wire rule is the same.
+  const coreClaims = coreCandidates.map(claimOf)
+  const groups = [resolve(coreClaims), ...parts.map((part) => (part.resolved ??= resolve(part.claims)))]
+  const whole = claimedAcross(groups) ? resolve(coreClaims.concat(...parts.map((part) => part.claims))) : undefined
+  const kept = whole?.kept ?? groups.flatMap((group) => group.kept)
+  const collisions =
+    whole?.collisions ?? groups.flatMap((group) => group.collisions).sort((a, b) => Pipeline.byteOrder(a.wire, b.wire))
   // The pipeline's sort is last and by wire name, which hints and alwaysLoad never change: sorting after shaping
-  // gives the same list. Winners have distinct wire names (a listed tool's name), so the order is total.
-  listed.sort((a, b) => Pipeline.byteOrder(a.tool.name, b.tool.name))
+  // gives the same list. Winners have distinct wire names, so the order is total; the groups come sorted, so this
+  // only merges runs.
+  const listed =
+    whole?.listed ??
+    groups.flatMap((group) => group.listed).sort((a, b) => Pipeline.byteOrder(a.tool.name, b.tool.name))
   const tools = listed.map((shaped) => shaped.tool)
 
   const routesOf = (): ReadonlyMap<string, Route> => {
@@ -288,7 +331,7 @@ export const build = (input: CatalogInput): Catalog => {
 
   return {
     tools,
-    hash: Pipeline.hashOfParts(listed.map((shaped) => shaped.json)),
+    hash: Pipeline.hashOfDigests(listed.map((shaped) => shaped.digest)),
     get listJson() {
       return (listJson ??= `{"tools":[${listed.map((shaped) => shaped.json).join(",")}]}`)
     },

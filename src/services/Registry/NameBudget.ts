@@ -66,20 +66,24 @@ const byteOrder = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0)
 export const resolveClaims = <A>(
   claims: ReadonlyArray<Claim<A>>
 ): { readonly kept: ReadonlyArray<Claim<A>>; readonly collisions: ReadonlyArray<Collision> } => {
-  const byWire = new Map<string, Array<Claim<A>>>()
+  // Almost every wire name has one claim: it is stored bare, and only a contested name gets an array and a sort.
+  const byWire = new Map<string, Claim<A> | Array<Claim<A>>>()
   for (const claim of claims) {
-    const group = byWire.get(claim.wire)
-    if (group === undefined) byWire.set(claim.wire, [claim])
-    else group.push(claim)
+    const seen = byWire.get(claim.wire)
+    if (seen === undefined) byWire.set(claim.wire, claim)
+    else if (Array.isArray(seen)) seen.push(claim)
+    else byWire.set(claim.wire, [seen, claim])
   }
   const kept: Array<Claim<A>> = []
   const collisions: Array<Collision> = []
-  for (const [wire, group] of byWire) {
-    const sorted = [...group].sort((a, b) => a.rank - b.rank || byteOrder(a.label, b.label))
-    kept.push(sorted[0]!)
-    if (sorted.length > 1) {
-      collisions.push({ wire, kept: sorted[0]!.label, dropped: sorted.slice(1).map((claim) => claim.label) })
+  for (const [wire, entry] of byWire) {
+    if (!Array.isArray(entry)) {
+      kept.push(entry as Claim<A>)
+      continue
     }
+    const sorted = entry.sort((a, b) => a.rank - b.rank || byteOrder(a.label, b.label))
+    kept.push(sorted[0]!)
+    collisions.push({ wire, kept: sorted[0]!.label, dropped: sorted.slice(1).map((claim) => claim.label) })
   }
   collisions.sort((a, b) => byteOrder(a.wire, b.wire))
   return { kept, collisions }

@@ -79,21 +79,21 @@ export const canonical = <A>(value: A): A => {
 /** JSON with canonical key order. */
 export const canonicalJson = (value: unknown): string => JSON.stringify(canonical(value))
 
-/** sha256 (hex) of the canonical JSON of the listed tools, in list order. */
-export const catalogHash = (tools: ReadonlyArray<Tool>): string => hashOfParts(tools.map(canonicalJson))
-
 /**
- * `catalogHash` from each tool's canonical JSON: the JSON array of them is exactly `[` + the parts joined by `,` +
- * `]`, fed piece by piece (about half the cost of hashing one joined string of megabytes).
+ * The catalog hash: sha256 (hex) over the sha256 of each listed tool's canonical JSON, in list order. Any change to a
+ * tool's definition, a name or the order changes it; each tool's digest is computed once per shape (Catalog keeps
+ * it), so a rebuild hashes 32 bytes per tool instead of the whole catalog's JSON.
  */
-export const hashOfParts = (parts: ReadonlyArray<string>): string => {
-  const hash = createHash("sha256").update("[")
-  parts.forEach((part, i) => {
-    if (i > 0) hash.update(",")
-    hash.update(part)
-  })
-  return hash.update("]").digest("hex")
-}
+export const catalogHash = (tools: ReadonlyArray<Tool>): string =>
+  hashOfDigests(tools.map((tool) => toolDigest(canonicalJson(tool))))
+
+/** sha256 of one tool's canonical JSON. */
+export const toolDigest = (json: string): Buffer => createHash("sha256").update(json).digest()
+
+export const hashOfDigests = (digests: ReadonlyArray<Buffer>): string =>
+  createHash("sha256")
+    .update(Buffer.concat(digests as Array<Buffer>))
+    .digest("hex")
 
 /** A rough token count of one tool's definition as the host receives it (~4 characters per token). */
 export const estimateTokens = (tool: Tool): number => tokensOfJson(canonicalJson(tool))
