@@ -33,6 +33,25 @@ describe("HostBridge", () => {
     }).pipe(Effect.provide(HostBridge.Default))
   )
 
+  it.live("children spawn once the host's initialize is answered, or after spawnWait without one", () =>
+    Effect.gen(function* () {
+      yield* Effect.gen(function* () {
+        const bridge = yield* HostBridge
+        const waiting = yield* Effect.fork(bridge.port.ready)
+        yield* Effect.sleep("100 millis")
+        assert.isTrue(Option.isNone(yield* Fiber.poll(waiting)))
+        yield* bridge.answered
+        yield* Fiber.join(waiting)
+      }).pipe(Effect.provide(HostBridge.Default))
+      // No host at all: the gate opens by itself.
+      yield* Effect.flatMap(HostBridge, (bridge) => bridge.port.ready).pipe(
+        Effect.timeoutFail({ duration: "10 seconds", onTimeout: () => new Error("ready never completed") }),
+        Effect.provide(HostBridge.Default)
+      )
+      yield* offlinePort.ready
+    })
+  )
+
   it.scoped("remembers the log level and subscriptions for children that start later", () =>
     Effect.gen(function* () {
       const bridge = yield* HostBridge

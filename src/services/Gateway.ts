@@ -130,6 +130,8 @@ export class Gateway extends Effect.Service<Gateway>()("clawtool/Gateway", {
     )._oninitialize.bind(server)
     setRawRequestHandler(server, InitializeRequestSchema, async (request) => {
       const result = await sdkInitialize(request)
+      // After this answer is written (the next turn of the event loop), the children spawn.
+      setImmediate(() => Runtime.runSync(runtime)(bridge.answered))
       if (result.protocolVersion >= tasksSince) return result
       const { tasks: _tasks, ...capabilities } = result.capabilities
       return { ...result, capabilities }

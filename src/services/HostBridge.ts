@@ -14,6 +14,11 @@ export interface ChildNotification {
  * child gets the same capabilities, log level and subscriptions as the first one.
  */
 export interface HostPort {
+  /**
+   * Completes when the host's initialize has been answered (at most `spawnWait` after start), at once without a host:
+   * children are spawned after it, so the host's first request is not queued behind twenty process spawns.
+   */
+  readonly ready: Effect.Effect<void>
   /** The client capabilities to declare to children: the host's sampling/elicitation/roots, nothing else. */
   readonly clientCapabilities: Effect.Effect<JsonObject>
   /** A reverse request (sampling, elicitation, roots) from `instance`, forwarded to the host; interrupting it cancels it there. */
@@ -67,6 +72,7 @@ export const childCapabilities = (host: JsonObject): JsonObject =>
 export const offlineCapabilities: JsonObject = { sampling: {}, elicitation: {}, roots: { listChanged: true } }
 
 export const offlinePort: HostPort = {
+  ready: Effect.void,
   clientCapabilities: Effect.succeed(offlineCapabilities),
   request: (_instance, method) =>
     Effect.fail(
@@ -84,6 +90,9 @@ export const offlinePort: HostPort = {
 /** A host initializes within milliseconds of starting clawtool; one that never does must not hold children forever. */
 export const hostWait = "10 seconds"
 
+/** How long spawning children waits for the host's initialize (a host sends it first thing). */
+export const spawnWait = "1 second"
+
 /**
  * The host side of the gateway as the lower layers see it, without the SDK: the Gateway attaches the host after
  * its initialize, children wait for that to learn what to declare, send reverse requests and notifications through
@@ -92,6 +101,13 @@ export const hostWait = "10 seconds"
 export class HostBridge extends Effect.Service<HostBridge>()("clawtool/HostBridge", {
   scoped: Effect.gen(function* () {
     const declared = yield* Deferred.make<JsonObject>()
+    const initialized = yield* Deferred.make<void>()
+    yield* Deferred.await(initialized).pipe(
+      Effect.timeout(spawnWait),
+      Effect.ignore,
+      Effect.zipRight(Deferred.succeed(initialized, undefined)),
+      Effect.forkScoped
+    )
     const attached = yield* Ref.make<HostLink | undefined>(undefined)
     const notifications = yield* PubSub.unbounded<ChildNotification>()
     const level = yield* Ref.make<string | undefined>(undefined)
@@ -131,6 +147,7 @@ export class HostBridge extends Effect.Service<HostBridge>()("clawtool/HostBridg
       })
 
     const port: HostPort = {
+      ready: Deferred.await(initialized),
       clientCapabilities: Deferred.await(declared),
       request,
       notify: (notification) => void notifications.unsafeOffer(notification),
@@ -140,6 +157,8 @@ export class HostBridge extends Effect.Service<HostBridge>()("clawtool/HostBridg
 
     return {
       port,
+      /** Called by the Gateway once its answer to the host's initialize is out: children may spawn. */
+      answered: Deferred.succeed(initialized, undefined),
       /** Called by the Gateway when the host has initialized: children declare its capabilities from now on. */
       attach: (host: HostLink) =>
         Effect.zipRight(Ref.set(attached, host), Deferred.succeed(declared, childCapabilities(host.capabilities))),

@@ -304,6 +304,7 @@ export class Sources extends Effect.Service<Sources>()("clawtool/Sources", {
     /** Supervises one instance for as long as the layer lives: lifetimes, separated by backoff or crash-loop waits. */
     const supervise = (name: string, source: SourceConfig) =>
       Effect.gen(function* () {
+        yield* host.ready
         const intensity = new Intensity(source)
         const announce = (delay: Duration.Duration) =>
           update(name, (current) => ({
