@@ -121,6 +121,9 @@ export class Gateway extends Effect.Service<Gateway>()("clawtool/Gateway", {
 
     const server = new Server({ name: Version.name, version: Version.version }, { capabilities: gatewayCapabilities })
     server.onerror = (error) => Runtime.runSync(runtime)(Effect.logDebug(`mcp: ${error.message}`))
+    // Hosts on the SDK ignore a cancel of request id 0 (a falsy check in Protocol._oncancel): clawtool's requests to
+    // the host (forwarded sampling, elicitation, roots) start at 1, so each of them can be cancelled.
+    Object.assign(server, { _requestMessageId: 1 })
 
     // The SDK negotiates the version (the host's if supported, else the latest); tasks are advertised only with 2025-11-25.
     const sdkInitialize = (

@@ -222,7 +222,7 @@ const connect = Effect.fn("SourceClient.connect")(function* (spec: LaunchSpec, r
     send: (lines) => void transport.sendLine(lines).catch(() => {}),
     callTimeoutMs: timeoutMs
   })
-  transport.intercept = relay.receive
+  transport.intercept = (message) => relay.receive(message) || surface.observeCancel(message)
   const closeRelay = (code: number | null, signal: string | null) =>
     relay.close(`source "${spec.instance}" ${describeExit({ code, signal, at: new Date() })}`)
   if (child.exitCode !== null || child.signalCode !== null) closeRelay(child.exitCode, child.signalCode)

@@ -472,28 +472,33 @@ layer(
       const count = Effect.map(host.call("stub__cancelled"), (r) => (r.structuredContent as Json).count as number)
       const before = yield* count
       const controller = new AbortController()
-      const slow = (signal?: AbortSignal) =>
+      // With onprogress the call carries a progressToken and takes the SDK path; without, it is relayed (ADR 009).
+      const slow = (signal?: AbortSignal, progress = false) =>
         host.client.request(
           { method: "tools/call", params: { name: "stub__slow", arguments: { ms: 1500 } } } as never,
           CallToolResultSchema,
-          signal === undefined ? {} : { signal }
+          { ...(signal === undefined ? {} : { signal }), ...(progress ? { onprogress: () => {} } : {}) }
         )
-      const kept = slow()
-      const dropped = slow(controller.signal).then(
-        () => "answered",
-        () => "cancelled"
+      const kept = [slow(), slow(undefined, true)]
+      const dropped = [slow(controller.signal), slow(controller.signal, true)].map((call) =>
+        call.then(
+          () => "answered",
+          () => "cancelled"
+        )
       )
       setTimeout(() => controller.abort("enough"), 300)
-      const [keptResult, droppedResult] = yield* Effect.promise(() => Promise.all([kept, dropped]))
-      assert.deepStrictEqual(keptResult.content, [{ type: "text", text: "slept 1500ms" }])
-      assert.strictEqual(droppedResult, "cancelled")
-      // The child saw exactly one abort: the one for the request the host cancelled.
+      const keptResults = yield* Effect.promise(() => Promise.all(kept))
+      const droppedResults = yield* Effect.promise(() => Promise.all(dropped))
+      for (const result of keptResults) assert.deepStrictEqual(result.content, [{ type: "text", text: "slept 1500ms" }])
+      assert.deepStrictEqual(droppedResults, ["cancelled", "cancelled"])
+      // The child saw exactly two aborts: the ones for the requests the host cancelled, on both paths.
       let seen = (yield* count) - before
-      for (let i = 0; i < 50 && seen < 1; i++) {
+      for (let i = 0; i < 50 && seen < 2; i++) {
         yield* Effect.sleep("100 millis")
         seen = (yield* count) - before
       }
-      assert.strictEqual(seen, 1)
+      yield* Effect.sleep("300 millis")
+      assert.strictEqual((yield* count) - before, 2)
     })
   )
 
@@ -579,6 +584,22 @@ layer(
         assert.deepInclude((health.structuredContent as Json).sources[0], { status: "running", reason: "" })
         assert.strictEqual((yield* host.rpcError("prompts/get", { name: "stub__greet" })).code, -32601)
       })
+  )
+})
+
+layer(hostLayer(writeConfig(`[sources.stub]\ncommand = ${stubCommand("--reverse")}\n`), fullCapabilities), {
+  timeout: "90 seconds",
+  excludeTestServices: true
+})("request id 0 on both hops", (it) => {
+  // The SDK ignores a cancel of request id 0 (Protocol._oncancel): here the child's first request to clawtool has
+  // id 0, and so would clawtool's first request to the host had it not started at 1.
+  it.effect("the first reverse request, cancelled by the child, is cancelled at the host", () =>
+    Effect.gen(function* () {
+      const host = yield* Host
+      const answer = yield* host.text("stub__ask", { method: "sampling/createMessage", text: "wait", timeout: 300 })
+      assert.match(answer, /^error -32001 /)
+      yield* eventually(() => host.cancelledAtHost() === 1, 10_000, "the host's handler to be aborted")
+    })
   )
 })
 

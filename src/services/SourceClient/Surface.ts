@@ -105,6 +105,17 @@ export const install = (options: {
       negotiated = version
     }
 
+    // Reverse requests in flight, by the child's request id: the SDK ignores a cancel of request id 0 (a falsy check
+    // in Protocol._oncancel), which is every child's first request, so clawtool honours cancels itself as well.
+    const reverse = new Map<string | number, AbortController>()
+    const observeCancel = (message: Record<string, unknown>): boolean => {
+      if (message.method === "notifications/cancelled" && isJsonObject(message.params)) {
+        const id = message.params.requestId
+        if (typeof id === "string" || typeof id === "number") reverse.get(id)?.abort(message.params.reason)
+      }
+      return false
+    }
+
     // Reverse requests: only those whose capability was declared (the SDK answers -32601 for the others).
     client.fallbackRequestHandler = async (request, extra) => {
       const capability = reverseCapability[request.method]
@@ -112,8 +123,15 @@ export const install = (options: {
         throw Object.assign(new Error("Method not found"), { code: RpcCode.MethodNotFound })
       }
       const params = isJsonObject(request.params) ? request.params : undefined
+      const controller = new AbortController()
+      const abort = () => controller.abort(extra.signal.reason)
+      extra.signal.addEventListener("abort", abort)
+      reverse.set(extra.requestId, controller)
       const exit = await Runtime.runPromiseExit(runtime)(spec.host.request(spec.instance, request.method, params), {
-        signal: extra.signal
+        signal: controller.signal
+      }).finally(() => {
+        reverse.delete(extra.requestId)
+        extra.signal.removeEventListener("abort", abort)
       })
       if (Exit.isSuccess(exit)) return exit.value as never
       const failure = Cause.failureOption(exit.cause)
@@ -318,9 +336,11 @@ export const install = (options: {
         } satisfies SurfaceMembers
       })
 
-    return { start, protocolVersion: () => negotiated } as const
+    return { start, protocolVersion: () => negotiated, observeCancel } as const
   }) as Effect.Effect<
     {
+      /** Offered each message from the child (never takes one): cancels of reverse requests, id 0 included. */
+      readonly observeCancel: (message: Record<string, unknown>) => boolean
       readonly start: (
         tools: ReadonlyArray<Tool>,
         listTools: Effect.Effect<ReadonlyArray<Tool>, SourceError>
