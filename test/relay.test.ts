@@ -86,15 +86,15 @@ describe("call relay (real children)", () => {
         assert.deepStrictEqual(hung, {
           reason: "Timeout",
           detail:
-            "srv.slow timed out: no answer or progress within call_timeout (1000ms); the call was cancelled at the source",
+            "srv.slow timed out: no answer or progress within call_timeout (2000ms); the call was cancelled at the source",
           code: undefined,
           retryable: false
         })
         yield* Effect.repeat(cancelledCount, { until: (count) => count === before + 1 })
-        // 2.4 s in 8 steps: never 1 s without progress, so the call completes.
-        const long = yield* relay("srv", { name: "slow", arguments: { ms: 2400, steps: 8 } })
-        assert.deepStrictEqual(Either.getOrThrow(long).content, [{ type: "text", text: "slept 2400ms" }])
-      }).pipe(Effect.provide(sourcesLayer(`[sources.srv]\ncommand = ${stubCommand()}\ncall_timeout = "1s"\n`)))
+        // 3 s in 12 steps: never 2 s without progress, so the call completes.
+        const long = yield* relay("srv", { name: "slow", arguments: { ms: 3000, steps: 12 } })
+        assert.deepStrictEqual(Either.getOrThrow(long).content, [{ type: "text", text: "slept 3000ms" }])
+      }).pipe(Effect.provide(sourcesLayer(`[sources.srv]\ncommand = ${stubCommand()}\ncall_timeout = "2s"\n`)))
   )
 
   it.scopedLive("a cancelled call: the child is told, and its answer never arrives", () =>
