@@ -60,6 +60,25 @@ const deepImportsPlugin = {
   }
 }
 
+/**
+ * The SDK's Client and Server import Ajv (~190 KiB with its formats) for a default JSON Schema validator; clawtool gives
+ * both its own (src/transport/Unvalidated.ts), so the default is never built and Ajv stays out of the bin. Built by
+ * mistake, the stub says so at once.
+ */
+const noAjvPlugin = {
+  name: "clawtool-no-ajv",
+  setup(build) {
+    build.onResolve({ filter: /validation\/ajv-provider\.js$/ }, (args) => ({ path: args.path, namespace: "no-ajv" }))
+    build.onLoad({ filter: /.*/, namespace: "no-ajv" }, () => ({
+      contents:
+        "export class AjvJsonSchemaValidator { constructor() { throw new Error(" +
+        JSON.stringify("clawtool: Ajv is not bundled; give the SDK jsonSchemaValidator: unvalidated") +
+        ") } }",
+      loader: "js"
+    }))
+  }
+}
+
 const result = await esbuild.build({
   entryPoints: [Path.join(root, "src", "main.ts")],
   outfile,
@@ -69,7 +88,7 @@ const result = await esbuild.build({
   target: "node20",
   // Loaded with import() by `tools export-typescript` only: it pulls lodash, a $ref parser and prettier.
   external: ["json-schema-to-typescript"],
-  plugins: [deepImportsPlugin],
+  plugins: [deepImportsPlugin, noAjvPlugin],
   // CommonJS dependencies (ajv, …) call require() for Node built-ins, which an ES module does not have.
   banner: {
     js: 'import { createRequire as __clawtoolCreateRequire } from "node:module"; const require = __clawtoolCreateRequire(import.meta.url);'

@@ -15,6 +15,7 @@ import type { CallError } from "../domain/Errors.js"
 import { errorResult, type CallToolResult, type JsonObject } from "../domain/Mcp.js"
 import { isJsonObject, RpcError } from "../domain/Surface.js"
 import { rawResult, StdioServerTransport } from "../transport/StdioServerTransport.js"
+import { unvalidated } from "../transport/Unvalidated.js"
 import * as Version from "../version.js"
 import { HostBridge } from "./HostBridge.js"
 import { Registry } from "./Registry.js"
@@ -119,7 +120,10 @@ export class Gateway extends Effect.Service<Gateway>()("clawtool/Gateway", {
         return result.right
       })
 
-    const server = new Server({ name: Version.name, version: Version.version }, { capabilities: gatewayCapabilities })
+    const server = new Server(
+      { name: Version.name, version: Version.version },
+      { capabilities: gatewayCapabilities, jsonSchemaValidator: unvalidated }
+    )
     server.onerror = (error) => Runtime.runSync(runtime)(Effect.logDebug(`mcp: ${error.message}`))
     // Hosts on the SDK ignore a cancel of request id 0 (a falsy check in Protocol._oncancel): clawtool's requests to
     // the host (forwarded sampling, elicitation, roots) start at 1, so each of them can be cancelled.

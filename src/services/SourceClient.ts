@@ -7,6 +7,7 @@ import { CallError, SourceError } from "../domain/Errors.js"
 import type { CallToolRequest, CallToolResult, JsonObject, Tool } from "../domain/Mcp.js"
 import { ChildProcessTransport, type SpawnedChild } from "../transport/ChildProcessTransport.js"
 import { LineFramer } from "../transport/LineFramer.js"
+import { unvalidated } from "../transport/Unvalidated.js"
 import * as Version from "../version.js"
 import type { HostPort } from "./HostBridge.js"
 import { Reaper, type ReaperShape } from "./Reaper.js"
@@ -121,7 +122,10 @@ const connect = Effect.fn("SourceClient.connect")(function* (spec: LaunchSpec, r
   const transport = new ChildProcessTransport(child, spec.onGarbage)
   // In serve this waits for the host's initialize: children declare only what the host has (ADR-005).
   const declared = yield* Surface.declaredCapabilities(spec)
-  const client = new Client({ name: Version.name, version: Version.version }, { capabilities: declared })
+  const client = new Client(
+    { name: Version.name, version: Version.version },
+    { capabilities: declared, jsonSchemaValidator: unvalidated }
+  )
   client.onerror = () => {} // transport-level noise is reported through onGarbage / exit; never throw from here
 
   const exitDetail: Effect.Effect<ExitInfo | undefined> = Deferred.poll(exited).pipe(
