@@ -126,7 +126,7 @@ describe("clawtool serve (built CLI, SDK client as the host)", () => {
       })
   )
 
-  it.scopedLive("follows every page of a child's tools/list, resources/list and prompts/list", () =>
+  it.scopedLive("follows every page of a child's tools/list, resources/list, prompts/list and tasks/list", () =>
     Effect.gen(function* () {
       const config = writeConfig(`
         [sources.paged]
@@ -145,6 +145,10 @@ describe("clawtool serve (built CLI, SDK client as the host)", () => {
       )
       const prompts = (yield* Effect.promise(() => client.listPrompts())).prompts.map((prompt) => prompt.name)
       assert.deepStrictEqual(prompts, ["paged__first", "paged__second"])
+      const tasks = (yield* Effect.promise(() =>
+        client.request({ method: "tasks/list", params: {} }, z.looseObject({ tasks: z.array(z.looseObject({})) }))
+      )).tasks.map((task) => task.taskId)
+      assert.deepStrictEqual(tasks, ["paged__task-1", "paged__task-2"])
     })
   )
 
