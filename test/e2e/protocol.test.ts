@@ -132,6 +132,15 @@ const hostLayer = (config: string, capabilities: Json) =>
 
 const everythingCommand = JSON.stringify([process.execPath, everything, "stdio"])
 
+/** The stub gives up on a sampling request after 300 ms: its SDK cancels, clawtool aborts the forwarded request, the
+ * host sees the abort (the first such request of a session). */
+const childCancelsSampling = Effect.gen(function* () {
+  const host = yield* Host
+  const answer = yield* host.text("stub__ask", { method: "sampling/createMessage", text: "wait", timeout: 300 })
+  assert.match(answer, /^error -32001 /)
+  yield* eventually(() => host.cancelledAtHost() === 1, 10_000, "the host's handler to be aborted")
+})
+
 /** Notifications of one method received so far. */
 const received = (host: HostShape, method: string) => host.notes.filter((note) => note.method === method)
 
@@ -342,15 +351,7 @@ layer(
     })
   )
 
-  it.effect("a child's cancel of its reverse request reaches the host", () =>
-    Effect.gen(function* () {
-      const host = yield* Host
-      // The stub gives up after 300 ms: its SDK cancels, clawtool aborts the forwarded request, the host sees it.
-      const answer = yield* host.text("stub__ask", { method: "sampling/createMessage", text: "wait", timeout: 300 })
-      assert.match(answer, /^error -32001 /)
-      yield* eventually(() => host.cancelledAtHost() === 1, 10_000, "the host's handler to be aborted")
-    })
-  )
+  it.effect("a child's cancel of its reverse request reaches the host", () => childCancelsSampling)
 
   it.effect("the host's roots/list_changed reaches the children that declared roots", () =>
     Effect.gen(function* () {
@@ -593,14 +594,7 @@ layer(hostLayer(writeConfig(`[sources.stub]\ncommand = ${stubCommand("--reverse"
 })("request id 0 on both hops", (it) => {
   // The SDK ignores a cancel of request id 0 (Protocol._oncancel): here the child's first request to clawtool has
   // id 0, and so would clawtool's first request to the host had it not started at 1.
-  it.effect("the first reverse request, cancelled by the child, is cancelled at the host", () =>
-    Effect.gen(function* () {
-      const host = yield* Host
-      const answer = yield* host.text("stub__ask", { method: "sampling/createMessage", text: "wait", timeout: 300 })
-      assert.match(answer, /^error -32001 /)
-      yield* eventually(() => host.cancelledAtHost() === 1, 10_000, "the host's handler to be aborted")
-    })
-  )
+  it.effect("the first reverse request, cancelled by the child, is cancelled at the host", () => childCancelsSampling)
 })
 
 describe("protocol version negotiation", () => {
