@@ -146,6 +146,20 @@ const connect = Effect.fn("SourceClient.connect")(function* (spec: LaunchSpec, r
     })
 
   const surface = yield* Surface.install({ client, transport, spec, declared, exitInfo: exitDetail })
+  const timeoutMs =
+    spec.callTimeout === undefined ? undefined : Math.min(Duration.toMillis(spec.callTimeout), noTimeout)
+  // Installed before the handshake, so a cancel of the child's very first request (a reverse one) is seen too.
+  const relay = Relay.make({
+    instance: spec.instance,
+    send: (lines) => void transport.sendLine(lines).catch(() => {}),
+    callTimeoutMs: timeoutMs
+  })
+  transport.intercept = (message) => relay.receive(message) || surface.observeCancel(message)
+  const closeRelay = (code: number | null, signal: string | null) =>
+    relay.close(`source "${spec.instance}" ${describeExit({ code, signal, at: new Date() })}`)
+  if (child.exitCode !== null || child.signalCode !== null) closeRelay(child.exitCode, child.signalCode)
+  else child.once("exit", closeRelay)
+
   yield* Effect.tryPromise({
     try: (signal) => client.connect(transport, { signal, timeout: noTimeout }),
     catch: (cause) => cause
@@ -173,8 +187,6 @@ const connect = Effect.fn("SourceClient.connect")(function* (spec: LaunchSpec, r
   const tools = yield* listTools
   const members = yield* surface.start(tools, listTools)
 
-  const timeoutMs =
-    spec.callTimeout === undefined ? undefined : Math.min(Duration.toMillis(spec.callTimeout), noTimeout)
   const callTool = (request: CallToolRequest, options?: CallOptions) => {
     // The SDK resets a timeout on progress only when it asked for progress (onprogress set), so with a call_timeout
     // it asks even when the host did not, and drops what comes back.
@@ -220,17 +232,6 @@ const connect = Effect.fn("SourceClient.connect")(function* (spec: LaunchSpec, r
       )
     )
   }
-
-  const relay = Relay.make({
-    instance: spec.instance,
-    send: (lines) => void transport.sendLine(lines).catch(() => {}),
-    callTimeoutMs: timeoutMs
-  })
-  transport.intercept = (message) => relay.receive(message) || surface.observeCancel(message)
-  const closeRelay = (code: number | null, signal: string | null) =>
-    relay.close(`source "${spec.instance}" ${describeExit({ code, signal, at: new Date() })}`)
-  if (child.exitCode !== null || child.signalCode !== null) closeRelay(child.exitCode, child.signalCode)
-  else child.once("exit", closeRelay)
 
   const server = client.getServerVersion()
   return {
