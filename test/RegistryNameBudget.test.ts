@@ -109,6 +109,26 @@ describe("Catalog.build: names, routing and collisions", () => {
     assert.strictEqual(one.hash, two.hash)
   })
 
+  it("two instances whose shortened names collide (a 32-bit hash collision): one keeps the name, by byte order", () => {
+    // Found by search: both shorten to the first 15 characters plus _a26b3a26 under a budget of 24.
+    const a = { instance: "abcdefghijklmno-a", tools: [tool("t95251"), tool("fine")] }
+    const b = { instance: "abcdefghijklmno-b", tools: [tool("t16644")] }
+    assert.strictEqual(NameBudget.wireName(a.instance, "t95251", 24).wire, "abcdefghijklmno_a26b3a26")
+    assert.strictEqual(NameBudget.wireName(b.instance, "t16644", 24).wire, "abcdefghijklmno_a26b3a26")
+    for (const sources of [
+      [a, b],
+      [b, a]
+    ]) {
+      const catalog = build(sources, { budget: 24 })
+      assert.deepStrictEqual(catalog.collisions, [
+        { wire: "abcdefghijklmno_a26b3a26", kept: "abcdefghijklmno-a.t95251", dropped: ["abcdefghijklmno-b.t16644"] }
+      ])
+      assert.deepStrictEqual(catalog.routes.get("abcdefghijklmno_a26b3a26"), { instance: a.instance, tool: "t95251" })
+      assert.strictEqual(catalog.tools.filter((t) => t.name === "abcdefghijklmno_a26b3a26").length, 1)
+      assert.isTrue([...catalog.routes.values()].some((route) => route.tool === "fine"))
+    }
+  })
+
   it("disabling one side of a collision settles it", () => {
     const catalog = build([{ instance: "fs", tools: [tool("read.file"), tool("read_file")] }], {
       toolConfig: { "fs.read_file": ToolConfig.make({ enabled: false }) }
