@@ -204,30 +204,17 @@ const connect = Effect.fn("SourceClient.connect")(function* (spec: LaunchSpec, r
         Effect.flatMap(exitDetail, (exit) => {
           const tool = `${spec.instance}.${request.name}`
           if (exit !== undefined) {
-            return Effect.fail(
-              new CallError({
-                tool,
-                reason: "Transport",
-                detail: `source "${spec.instance}" ${describeExit(exit)}`,
-                retryable: true
-              })
-            )
+            return Effect.fail(Relay.transportError(tool, `source "${spec.instance}" ${describeExit(exit)}`))
           }
           if (timeoutMs !== undefined && isOwnTimeout(cause, timeoutMs)) {
             // The SDK has already sent notifications/cancelled for it.
-            return Effect.fail(
-              new CallError({
-                tool,
-                reason: "Timeout",
-                detail: `${tool} timed out: no answer or progress within call_timeout (${timeoutMs}ms); the call was cancelled at the source`
-              })
-            )
+            return Effect.fail(Relay.timeoutError(tool, timeoutMs))
           }
           if (cause instanceof McpError) {
             return Effect.fail(new CallError({ tool, reason: "Child", detail: cause.message, code: cause.code }))
           }
           const detail = cause instanceof Error ? cause.message : String(cause)
-          return Effect.fail(new CallError({ tool, reason: "Transport", detail, retryable: true }))
+          return Effect.fail(Relay.transportError(tool, detail))
         })
       )
     )

@@ -28,6 +28,18 @@ interface Pending {
   readonly timer: ReturnType<typeof setTimeout> | undefined
 }
 
+/** No answer or progress within call_timeout: the same error on the relay and on the SDK path. */
+export const timeoutError = (tool: string, timeoutMs: number) =>
+  new CallError({
+    tool,
+    reason: "Timeout",
+    detail: `${tool} timed out: no answer or progress within call_timeout (${timeoutMs}ms); the call was cancelled at the source`
+  })
+
+/** The source could not answer (it exited, or its pipe broke): retrying later may succeed. */
+export const transportError = (tool: string, detail: string) =>
+  new CallError({ tool, reason: "Transport", detail, retryable: true })
+
 // String ids: the SDK client numbers its own requests, so the two never meet on the same pipe.
 const prefix = "clawtool-"
 
@@ -52,19 +64,8 @@ export const make = (options: {
     if (entry === undefined) return
     pending.delete(id)
     cancelAtChild(id, `call_timeout (${callTimeoutMs}ms)`)
-    entry.done(
-      Either.left(
-        new CallError({
-          tool: entry.tool,
-          reason: "Timeout",
-          detail: `${entry.tool} timed out: no answer or progress within call_timeout (${callTimeoutMs}ms); the call was cancelled at the source`
-        })
-      )
-    )
+    entry.done(Either.left(timeoutError(entry.tool, callTimeoutMs!)))
   }
-
-  const transportError = (tool: string, detail: string) =>
-    new CallError({ tool, reason: "Transport", detail, retryable: true })
 
   const call = (request: CallToolRequest, done: Done) => {
     const tool = `${instance}.${request.name}`
