@@ -25,7 +25,7 @@ const kebabSuggestion = (name: unknown): string => {
 }
 
 /** ADR-006: kebab-case, 2–32 characters, so `<instance>__<tool>` splits unambiguously at the first `__`. */
-export const InstanceName: Schema.Schema<string> = Schema.String.pipe(
+export const InstanceName = Schema.String.pipe(
   Schema.pattern(/^[a-z0-9]+(-[a-z0-9]+)*$/, {
     message: (issue) =>
       `instance names are kebab-case (a-z, 0-9, single dashes), got ${JSON.stringify(issue.actual)}${kebabSuggestion(issue.actual)}`
