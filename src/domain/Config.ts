@@ -123,22 +123,17 @@ export class ToolConfig extends Schema.Class<ToolConfig>("ToolConfig")({
   enabled: Schema.optionalWith(Schema.Boolean, { default: () => true })
 }) {}
 
-const toolSelector = /^[a-z0-9]+(-[a-z0-9]+)*\..+$/
+/** `<instance>.<tool>`; the tool part is the child's own name, dots and slashes included. */
+const ToolSelector = Schema.String.pipe(
+  Schema.pattern(/^[a-z0-9]+(-[a-z0-9]+)*\..+$/, {
+    message: (issue) =>
+      `tool selectors are "<instance>.<tool>", like tools."github.create_issue"; got ${JSON.stringify(issue.actual)}`
+  })
+)
 
-/** Checked on the whole table so the message names the bad key (a record key refinement would only say "unexpected"). */
-const ToolTables = Schema.Record({ key: Schema.String, value: ToolConfig })
-  .annotations({ description: `a table of tool settings, like [tools."github.create_issue"]` })
-  .pipe(
-    Schema.filter((tables) => {
-      const bad = Object.keys(tables).find((key) => !toolSelector.test(key))
-      return bad === undefined
-        ? true
-        : {
-            path: [bad],
-            message: `tool selectors are "<instance>.<tool>", like tools."github.create_issue"; got ${JSON.stringify(bad)}`
-          }
-    })
-  )
+const ToolTables = Schema.Record({ key: ToolSelector, value: ToolConfig }).annotations({
+  description: `a table of tool settings, like [tools."github.create_issue"]`
+})
 
 /** Hosts reject tool names over 64 characters; hosts that add their own `mcp__<alias>__` prefix need less. */
 export const NameBudget = Schema.Number.pipe(
