@@ -72,8 +72,9 @@ export const resolveConfigPaths = (
 }
 
 /**
- * Parses and validates one config text. Pure: `file` only names the file in errors. TOML is clawtool's own shape;
- * JSON is the `mcpServers` (Claude Desktop, Cursor) or `servers` (VS Code) shape, mapped to the same ClawtoolConfig.
+ * Parses and validates one config text. Pure: `file` only names the file in errors. TOML is clawtool's own shape
+ * (ClawtoolConfig); JSON is the `mcpServers` (Claude Desktop, Cursor) or `servers` (VS Code) shape, decoded by the
+ * McpServersJson transform into the same ClawtoolConfig. Both report through `decodeStrict`.
  */
 export const parseConfig = (
   text: string,
@@ -167,7 +168,7 @@ export const decodeStrict = <A, I>(
     readonly file: string
     readonly text: string
     readonly format: ConfigFormat
-    /** What a position expects when its schema has no description (for schemas not yet annotated). */
+    /** What a position expects when its schema has no description; for schemas not annotated yet (secrets.toml). */
     readonly describe?: (path: ReadonlyArray<PropertyKey>) => string | undefined
   }
 ): Either.Either<A, ConfigError> =>
