@@ -1,4 +1,5 @@
 import { afterAll, assert, describe, it } from "@effect/vitest"
+import { assertNone, assertSome } from "@effect/vitest/utils"
 import { Duration, Effect, Either, Layer, Option } from "effect"
 import * as Fs from "node:fs"
 import * as Os from "node:os"
@@ -362,8 +363,8 @@ describe("Config service", () => {
     Effect.gen(function* () {
       const xdg = tempDir({ "clawtool/config.toml": fs })
       const loaded = yield* loadConfig({ XDG_CONFIG_HOME: xdg, HOME: "/nonexistent" })
-      assert.deepStrictEqual(loaded.file, Option.some(Path.join(xdg, "clawtool", "config.toml")))
-      assert.deepStrictEqual(loaded.secretsFile, Option.some(Path.join(xdg, "clawtool", "secrets.toml")))
+      assertSome(loaded.file, Path.join(xdg, "clawtool", "config.toml"))
+      assertSome(loaded.secretsFile, Path.join(xdg, "clawtool", "secrets.toml"))
       assert.deepStrictEqual(Object.keys(loaded.config.sources), ["fs"])
       assert.strictEqual(loaded.format, "toml")
     })
@@ -373,7 +374,7 @@ describe("Config service", () => {
     Effect.gen(function* () {
       const home = tempDir({ ".config/clawtool/config.toml": fs })
       const loaded = yield* loadConfig({ HOME: home })
-      assert.deepStrictEqual(loaded.file, Option.some(Path.join(home, ".config", "clawtool", "config.toml")))
+      assertSome(loaded.file, Path.join(home, ".config", "clawtool", "config.toml"))
     })
   )
 
@@ -381,10 +382,10 @@ describe("Config service", () => {
     Effect.gen(function* () {
       const xdg = tempDir()
       const loaded = yield* loadConfig({ XDG_CONFIG_HOME: xdg })
-      assert.deepStrictEqual(loaded.file, Option.none())
+      assertNone(loaded.file)
       assert.strictEqual(loaded.path, Path.join(xdg, "clawtool", "config.toml"))
       assert.deepStrictEqual(loaded.config.sources, {})
-      assert.deepStrictEqual(loaded.secretsFile, Option.some(Path.join(xdg, "clawtool", "secrets.toml")))
+      assertSome(loaded.secretsFile, Path.join(xdg, "clawtool", "secrets.toml"))
     })
   )
 
@@ -398,7 +399,7 @@ describe("Config service", () => {
       assert.deepStrictEqual(Object.keys(withFlag.config.sources), ["from-flag"])
       const withEnv = yield* loadConfig(processEnv)
       assert.deepStrictEqual(Object.keys(withEnv.config.sources), ["from-env"])
-      assert.deepStrictEqual(withEnv.secretsFile, Option.some(Path.join(env, "secrets.toml")))
+      assertSome(withEnv.secretsFile, Path.join(env, "secrets.toml"))
       const withXdg = yield* loadConfig({ XDG_CONFIG_HOME: xdg })
       assert.deepStrictEqual(Object.keys(withXdg.config.sources), ["from-xdg"])
     })
@@ -443,7 +444,7 @@ describe("Config service", () => {
       const loaded = yield* loadConfig({}, { config: Path.join(dir, "mcp.json"), secrets: "/elsewhere/s.toml" })
       assert.strictEqual(loaded.format, "json")
       assert.deepStrictEqual(loaded.config.sources["memory"]!.command, ["npx", "m"])
-      assert.deepStrictEqual(loaded.secretsFile, Option.some("/elsewhere/s.toml"))
+      assertSome(loaded.secretsFile, "/elsewhere/s.toml")
     })
   )
 })

@@ -1,10 +1,34 @@
-import { Duration, Schema } from "effect"
+import { Duration, ParseResult, Record, Schema } from "effect"
 import { DurationString } from "./Duration.js"
+
+/*
+ * The config is described once, here. Users read these annotations when a value is rejected:
+ * - `description` (+ `examples`): what a key expects; the reader adds `, got <value>` (src/services/Config.ts);
+ * - `message`: the whole text, for rules a description cannot say (names, cross-key rules);
+ * - `missingMessage`: what to do when a required key or item is absent.
+ * Unannotated keys get the structural wording ("expected a string, got 3"), and unknown keys list the known ones
+ * from the struct itself, so a new key is one field with its annotation.
+ */
+
+/** `GitHub_Work` → `github-work`: the kebab form suggested for a bad instance name. */
+export const kebabCase = (name: string): string =>
+  name
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, "-")
+    .replace(/^-+|-+$/g, "")
+
+/** `; use "github-work"` when the kebab form of a rejected name is itself a valid name. */
+const kebabSuggestion = (name: unknown): string => {
+  if (typeof name !== "string") return ""
+  const kebab = kebabCase(name)
+  return kebab !== name && Schema.is(InstanceName)(kebab) ? `; use "${kebab}"` : ""
+}
 
 /** ADR-006: kebab-case, 2–32 characters, so `<instance>__<tool>` splits unambiguously at the first `__`. */
 export const InstanceName = Schema.String.pipe(
   Schema.pattern(/^[a-z0-9]+(-[a-z0-9]+)*$/, {
-    message: (issue) => `instance names are kebab-case (a-z, 0-9, single dashes), got ${JSON.stringify(issue.actual)}`
+    message: (issue) =>
+      `instance names are kebab-case (a-z, 0-9, single dashes), got ${JSON.stringify(issue.actual)}${kebabSuggestion(issue.actual)}`
   }),
   Schema.minLength(2, { message: () => "instance names have at least 2 characters" }),
   Schema.maxLength(32, { message: () => "instance names have at most 32 characters" })
@@ -16,49 +40,66 @@ const EnvName = Schema.String.pipe(
   })
 )
 
-const restartPolicies = ["on-failure", "never"] as const
-const restartMessage = (actual: unknown) => `restart is "on-failure" or "never", got ${JSON.stringify(actual)}`
-// A refined string, not a Literal union: the formatter reports a union member by member, not with one message.
-const RestartPolicy = Schema.String.annotations({ message: (issue) => restartMessage(issue.actual) }).pipe(
-  Schema.filter(
-    (value): value is (typeof restartPolicies)[number] => (restartPolicies as ReadonlyArray<string>).includes(value),
-    { message: (issue) => restartMessage(issue.actual) }
-  )
-)
+/** The same rule as a table key, where the key itself is the subject of the sentence. */
+const EnvKey = EnvName.annotations({
+  message: (issue) =>
+    `${JSON.stringify(issue.actual)} is not an environment variable name (letters, digits and _, not starting with a digit)`
+})
 
-const PositiveDuration = Schema.compose(
-  // Own message for a non-string (`= 5`): the generic one would only say "expected a string".
-  Schema.String.annotations({
-    message: (issue) => `expected a duration like "500ms", "60s", "2m" or "1h", got ${JSON.stringify(issue.actual)}`
-  }),
-  DurationString
-).pipe(Schema.filter((duration) => Duration.greaterThan(duration, Duration.zero) || "must be longer than 0"))
+const RestartPolicy = Schema.Literal("on-failure", "never").annotations({
+  message: (issue) => `restart is "on-failure" or "never", got ${JSON.stringify(issue.actual)}`
+})
+
+const PositiveDuration = DurationString.pipe(
+  Schema.filter((duration) => Duration.greaterThan(duration, Duration.zero) || "must be longer than 0")
+)
 
 const MaxRestarts = Schema.Number.pipe(
   Schema.int({ message: () => "max_restarts must be a whole number" }),
   Schema.nonNegative({ message: () => "max_restarts must not be negative" })
 )
 
+const Command = Schema.Tuple(
+  [
+    Schema.element(Schema.String).annotations({
+      missingMessage: () =>
+        `must not be empty: give the program and its arguments, like ["npx", "-y", "some-mcp-server"]`
+    })
+  ],
+  Schema.String
+).annotations({ description: "a non-empty list of strings", examples: [["npx", "-y", "some-mcp-server"]] })
+
+const Env = Schema.Record({ key: EnvKey, value: Schema.String }).annotations({
+  description: "a table of strings",
+  examples: [{ KEY: "value" }]
+})
+
 /** One `[sources.<instance>]` table. Keys are the TOML names; unknown keys are errors. */
-export class SourceConfig extends Schema.Class<SourceConfig>("SourceConfig")({
-  /** Accepted for configs written by the Go clawtool (`type = "mcp"`); stdio is the only transport. */
-  type: Schema.optional(Schema.Literal("mcp", "stdio")),
-  command: Schema.NonEmptyArray(Schema.String),
-  env: Schema.optionalWith(Schema.Record({ key: EnvName, value: Schema.String }), { default: () => ({}) }),
-  cwd: Schema.optional(Schema.String),
-  enabled: Schema.optionalWith(Schema.Boolean, { default: () => true }),
-  startup_timeout: Schema.optionalWith(DurationString, { default: () => Duration.seconds(60) }),
-  env_passthrough: Schema.optionalWith(Schema.Array(EnvName), { default: () => [] }),
-  // Supervision (ADR-004): restart with exponential backoff, reset by a stable run, crash-loop past max_restarts.
-  restart: Schema.optionalWith(RestartPolicy, { exact: true, default: () => "on-failure" as const }),
-  restart_backoff: Schema.optionalWith(PositiveDuration, { default: () => Duration.millis(250) }),
-  restart_backoff_max: Schema.optionalWith(PositiveDuration, { default: () => Duration.seconds(5) }),
-  restart_window: Schema.optionalWith(PositiveDuration, { default: () => Duration.seconds(60) }),
-  max_restarts: Schema.optionalWith(MaxRestarts, { default: () => 10 }),
-  crash_loop_retry: Schema.optionalWith(PositiveDuration, { default: () => Duration.seconds(60) }),
-  /** Per tools/call, reset by progress; none by default. */
-  call_timeout: Schema.optional(PositiveDuration)
-}) {}
+export class SourceConfig extends Schema.Class<SourceConfig>("SourceConfig")(
+  {
+    /** Accepted for configs written by the Go clawtool (`type = "mcp"`); stdio is the only transport. */
+    type: Schema.optional(Schema.Literal("mcp", "stdio")),
+    command: Command,
+    env: Schema.optionalWith(Env, { default: () => ({}) }),
+    cwd: Schema.optional(Schema.String.annotations({ description: "a string (a directory)" })),
+    enabled: Schema.optionalWith(Schema.Boolean.annotations({ description: "true or false" }), { default: () => true }),
+    startup_timeout: Schema.optionalWith(DurationString, { default: () => Duration.seconds(60) }),
+    env_passthrough: Schema.optionalWith(
+      Schema.Array(EnvName).annotations({ description: "a list of environment variable names", examples: [["HOME"]] }),
+      { default: () => [] }
+    ),
+    // Supervision (ADR-004): restart with exponential backoff, reset by a stable run, crash-loop past max_restarts.
+    restart: Schema.optionalWith(RestartPolicy, { exact: true, default: () => "on-failure" as const }),
+    restart_backoff: Schema.optionalWith(PositiveDuration, { default: () => Duration.millis(250) }),
+    restart_backoff_max: Schema.optionalWith(PositiveDuration, { default: () => Duration.seconds(5) }),
+    restart_window: Schema.optionalWith(PositiveDuration, { default: () => Duration.seconds(60) }),
+    max_restarts: Schema.optionalWith(MaxRestarts, { default: () => 10 }),
+    crash_loop_retry: Schema.optionalWith(PositiveDuration, { default: () => Duration.seconds(60) }),
+    /** Per tools/call, reset by progress; none by default. */
+    call_timeout: Schema.optional(PositiveDuration)
+  },
+  { description: "a table with at least a command" }
+) {}
 
 /** Rules across supervision keys, reported at the key to change. */
 const checkSupervision = (source: SourceConfig) =>
@@ -82,20 +123,17 @@ export class ToolConfig extends Schema.Class<ToolConfig>("ToolConfig")({
   enabled: Schema.optionalWith(Schema.Boolean, { default: () => true })
 }) {}
 
-const toolSelector = /^[a-z0-9]+(-[a-z0-9]+)*\..+$/
-
-/** Checked on the whole table so the message names the bad key (a record key refinement would only say "unexpected"). */
-const ToolTables = Schema.Record({ key: Schema.String, value: ToolConfig }).pipe(
-  Schema.filter((tables) => {
-    const bad = Object.keys(tables).find((key) => !toolSelector.test(key))
-    return bad === undefined
-      ? true
-      : {
-          path: [bad],
-          message: `tool selectors are "<instance>.<tool>", like tools."github.create_issue"; got ${JSON.stringify(bad)}`
-        }
+/** `<instance>.<tool>`; the tool part is the child's own name, dots and slashes included. */
+const ToolSelector = Schema.String.pipe(
+  Schema.pattern(/^[a-z0-9]+(-[a-z0-9]+)*\..+$/, {
+    message: (issue) =>
+      `tool selectors are "<instance>.<tool>", like tools."github.create_issue"; got ${JSON.stringify(issue.actual)}`
   })
 )
+
+const ToolTables = Schema.Record({ key: ToolSelector, value: ToolConfig }).annotations({
+  description: `a table of tool settings, like [tools."github.create_issue"]`
+})
 
 /** Hosts reject tool names over 64 characters; hosts that add their own `mcp__<alias>__` prefix need less. */
 export const NameBudget = Schema.Number.pipe(
@@ -120,7 +158,9 @@ export class ObservabilityConfig extends Schema.Class<ObservabilityConfig>("Obse
 
 export class ClawtoolConfig extends Schema.Class<ClawtoolConfig>("ClawtoolConfig")({
   sources: Schema.optionalWith(
-    Schema.Record({ key: InstanceName, value: SourceConfig.pipe(Schema.filter(checkSupervision)) }),
+    Schema.Record({ key: InstanceName, value: SourceConfig.pipe(Schema.filter(checkSupervision)) }).annotations({
+      description: "a table of sources, like [sources.my-server]"
+    }),
     { default: () => ({}) }
   ),
   tools: Schema.optionalWith(ToolTables, { default: () => ({}) }),
@@ -129,3 +169,94 @@ export class ClawtoolConfig extends Schema.Class<ClawtoolConfig>("ClawtoolConfig
 }) {
   static readonly empty = new ClawtoolConfig({ sources: {} })
 }
+
+// =============================================================================
+// The mcpServers (Claude Desktop, Cursor) / servers (VS Code) JSON, imported as a ClawtoolConfig
+// =============================================================================
+
+/** Keys of an entry that only steer the host's approval UI; they mean nothing to clawtool, so they are dropped. */
+const hostOnlyKeys: ReadonlyArray<string> = ["autoApprove", "alwaysAllow"]
+
+const remoteKind = (entry: { readonly [key: string]: unknown }): string | undefined =>
+  entry.type !== undefined && entry.type !== "stdio"
+    ? `type ${JSON.stringify(entry.type)}`
+    : entry.url !== undefined
+      ? "a url"
+      : undefined
+
+/** Any object: remote servers are named as such before their keys are checked. */
+const HostEntryObject = Schema.Record({ key: Schema.String, value: Schema.Unknown })
+  .annotations({ description: `an object with a "command"` })
+  .pipe(
+    Schema.filter((entry) => {
+      const kind = remoteKind(entry)
+      return (
+        kind === undefined ||
+        `remote servers (${kind}) are not supported yet; only local stdio servers with a "command"`
+      )
+    })
+  )
+
+/** One local server entry in the host's own key names. */
+const HostEntryFields = Schema.Struct({
+  type: Schema.optional(Schema.Literal("stdio")),
+  command: Schema.propertySignature(
+    Schema.String.pipe(Schema.nonEmptyString({ description: "a non-empty string" }))
+  ).annotations({ missingMessage: () => "this entry has no command" }),
+  args: Schema.optional(Schema.Array(Schema.String).annotations({ description: "a list of strings" })),
+  env: Schema.optional(Env),
+  cwd: SourceConfig.fields.cwd,
+  disabled: Schema.optional(Schema.Boolean.annotations({ description: "true or false" }))
+})
+
+const HostEntry = Schema.transform(HostEntryObject, HostEntryFields, {
+  strict: false,
+  decode: (entry) => Record.filter(entry, (_, key) => !hostOnlyKeys.includes(key)),
+  encode: (entry) => entry
+})
+
+const HostServers = Schema.Record({ key: InstanceName, value: HostEntry }).annotations({
+  description: `an object of servers, like { "my-server": { "command": "npx" } }`
+})
+
+/** The host owns the file: its other top-level keys (globalShortcut, inputs, …) are left alone. */
+const HostDocument = Schema.Struct(
+  { mcpServers: Schema.optional(HostServers), servers: Schema.optional(HostServers) },
+  Schema.Record({ key: Schema.String, value: Schema.Unknown })
+).annotations({ description: `a JSON object with "mcpServers" or "servers"` })
+
+/**
+ * A host's JSON file as a ClawtoolConfig: each entry becomes a source, `command` + `args` its command and
+ * `disabled` its `enabled`. One way only: clawtool writes its own config as TOML.
+ */
+export const McpServersJson = Schema.transformOrFail(HostDocument, ClawtoolConfig, {
+  strict: true,
+  decode: (document, _, ast) => {
+    const { mcpServers, servers } = document
+    if (mcpServers !== undefined && servers !== undefined) {
+      return ParseResult.fail(new ParseResult.Type(ast, document, `has both "mcpServers" and "servers"; keep one`))
+    }
+    const entries = mcpServers ?? servers
+    if (entries === undefined) {
+      return ParseResult.fail(
+        new ParseResult.Type(
+          ast,
+          document,
+          `expected a JSON object with "mcpServers" (Claude Desktop, Cursor) or "servers" (VS Code)`
+        )
+      )
+    }
+    return ParseResult.succeed({
+      sources: Record.map(entries, (entry) => ({
+        command: [entry.command, ...(entry.args ?? [])] as const,
+        ...(entry.env === undefined ? {} : { env: entry.env }),
+        ...(entry.cwd === undefined ? {} : { cwd: entry.cwd }),
+        enabled: entry.disabled !== true
+      }))
+    })
+  },
+  encode: (config, _, ast) =>
+    ParseResult.fail(
+      new ParseResult.Forbidden(ast, config, "clawtool writes its config as TOML, not as mcpServers JSON")
+    )
+})

@@ -1,9 +1,9 @@
-import { Context, Either, Effect, Layer, Option, ParseResult, Schema } from "effect"
+import { Array as Arr, Context, Either, Effect, Layer, Option, ParseResult, Schema, SchemaAST as AST } from "effect"
 import * as Fs from "node:fs/promises"
 import * as Os from "node:os"
 import * as Path from "node:path"
 import * as Toml from "smol-toml"
-import { ClawtoolConfig, InstanceName } from "../domain/Config.js"
+import { ClawtoolConfig, kebabCase, McpServersJson } from "../domain/Config.js"
 import { ConfigError } from "../domain/Errors.js"
 
 /** Where the config came from on the command line; the Config service resolves the rest. */
@@ -72,8 +72,9 @@ export const resolveConfigPaths = (
 }
 
 /**
- * Parses and validates one config text. Pure: `file` only names the file in errors. TOML is clawtool's own shape;
- * JSON is the `mcpServers` (Claude Desktop, Cursor) or `servers` (VS Code) shape, mapped to the same ClawtoolConfig.
+ * Parses and validates one config text. Pure: `file` only names the file in errors. TOML is clawtool's own shape
+ * (ClawtoolConfig); JSON is the `mcpServers` (Claude Desktop, Cursor) or `servers` (VS Code) shape, decoded by the
+ * McpServersJson transform into the same ClawtoolConfig. Both report through `decodeStrict`.
  */
 export const parseConfig = (
   text: string,
@@ -156,7 +157,10 @@ export const errno = (cause: unknown): string | undefined =>
     ? cause.code
     : undefined
 
-/** Decodes `input` with unknown keys as errors, turning the FIRST issue into one human ConfigError. */
+/**
+ * Decodes `input` with unknown keys as errors, turning the FIRST issue into one ConfigError at its file, line and key
+ * path. The words come from the schema's annotations (see src/domain/Config.ts), read through Effect's ArrayFormatter.
+ */
 export const decodeStrict = <A, I>(
   schema: Schema.Schema<A, I>,
   input: unknown,
@@ -164,21 +168,18 @@ export const decodeStrict = <A, I>(
     readonly file: string
     readonly text: string
     readonly format: ConfigFormat
-    readonly describe: (path: ReadonlyArray<PropertyKey>) => string | undefined
-    /** Rewrites the decoded path into the path the user wrote (JSON sources are decoded in the TOML shape). */
-    readonly userPath?: (path: ReadonlyArray<PropertyKey>) => ReadonlyArray<PropertyKey>
+    /** What a position expects when its schema has no description; for schemas not annotated yet (secrets.toml). */
+    readonly describe?: (path: ReadonlyArray<PropertyKey>) => string | undefined
   }
 ): Either.Either<A, ConfigError> =>
   Either.mapLeft(Schema.decodeUnknownEither(schema, { onExcessProperty: "error" })(input), (error) => {
-    const issue = ParseResult.ArrayFormatter.formatErrorSync(error)[0]
-    const path = issue?.path ?? []
-    const shown = context.userPath ? context.userPath(path) : path
+    const problem = firstProblem(error.issue, context)
     return new ConfigError({
       reason: "Invalid",
       file: context.file,
-      line: context.format === "json" ? locateJson(context.text, shown) : locateToml(context.text, shown),
-      keyPath: showPath(shown),
-      detail: issue === undefined ? "invalid configuration" : humanize(issue, input, context.describe(path))
+      line: context.format === "json" ? locateJson(context.text, problem.path) : locateToml(context.text, problem.path),
+      keyPath: showPath(problem.path),
+      detail: problem.message
     })
   })
 
@@ -188,69 +189,212 @@ export const showPath = (path: ReadonlyArray<PropertyKey>): string =>
     .map((key, i) =>
       typeof key === "number"
         ? `[${key}]`
-        : `${i === 0 ? "" : "."}${/^[A-Za-z0-9_-]+$/.test(String(key)) ? String(key) : JSON.stringify(String(key))}`
+        : `${i === 0 ? "" : "."}${isBareKey(String(key)) ? String(key) : JSON.stringify(String(key))}`
     )
     .join("")
 
-/** `GitHub_Work` → `github-work`: the kebab form suggested for a bad instance name. */
-export const kebabCase = (name: string): string =>
-  name
-    .toLowerCase()
-    .replace(/[^a-z0-9]+/g, "-")
-    .replace(/^-+|-+$/g, "")
+const isBareKey = (key: string): boolean => /^[A-Za-z0-9_-]+$/.test(key)
 
-/** Why `name` is not an instance name (None when it is one), with the kebab form as a suggestion when that one is valid. */
-export const instanceNameProblem = (name: string): Option.Option<string> =>
-  Either.match(Schema.decodeUnknownEither(InstanceName)(name), {
-    onRight: () => Option.none(),
-    onLeft: (error) => {
-      const why = ParseResult.ArrayFormatter.formatErrorSync(error)[0]?.message ?? "not a valid instance name"
-      const kebab = kebabCase(name)
-      const suggestion =
-        kebab !== name && Either.isRight(Schema.decodeUnknownEither(InstanceName)(kebab)) ? `; use "${kebab}"` : ""
-      return Option.some(`${why}${suggestion}`)
-    }
+export { kebabCase }
+
+// --- From a ParseIssue to one sentence ----------------------------------------
+
+interface Wording {
+  readonly format: ConfigFormat
+  readonly describe?: ((path: ReadonlyArray<PropertyKey>) => string | undefined) | undefined
+}
+
+/**
+ * The first issue with its key path and message. Effect's ArrayFormatter walks the tree and applies the schema's
+ * `message` and `missingMessage` annotations by its own rules; `withWording` first gives every issue that has no
+ * annotated message one built from the schema (description, examples, the struct's keys) instead of Effect's
+ * schema-dump default.
+ */
+const firstProblem = (
+  issue: ParseResult.ParseIssue,
+  wording: Wording
+): { readonly path: ReadonlyArray<PropertyKey>; readonly message: string } =>
+  ParseResult.ArrayFormatter.formatIssueSync(withWording(issue, wording, [], undefined, undefined))[0] ?? {
+    path: [],
+    message: "invalid configuration"
+  }
+
+/** What a position expects: a schema's `description` and first `examples` entry. */
+interface Expectation {
+  readonly description: string
+  readonly example: Option.Option<unknown>
+}
+
+/** A class keeps its own annotations on a surrogate of its transformation. */
+const expectationOf = (ast: AST.Annotated): Expectation | undefined =>
+  Option.match(AST.getDescriptionAnnotation(ast), {
+    onNone: () => Option.match(AST.getSurrogateAnnotation(ast), { onNone: () => undefined, onSome: expectationOf }),
+    onSome: (description) => ({
+      description,
+      example: Option.flatMap(AST.getExamplesAnnotation(ast), Arr.head)
+    })
   })
 
-type Issue = ParseResult.ArrayFormatterIssue
-
-/** One line a person can act on: what was expected and what was found, never a dump of the schema. */
-const humanize = (issue: Issue, input: unknown, expected: string | undefined): string => {
-  const path = issue.path
-  const last = path.at(-1)
-  const got = (): string => ` got ${show(valueAt(input, path))}`
+/**
+ * Rebuilds the issue tree with a message on every Type, Missing and Unexpected issue. `described` is the expectation
+ * of a transformation (a class, a duration) whose input was rejected at the same key: it speaks for the whole value,
+ * so it wins over the plain "a string" of its encoded side. `container` is the struct or record holding the key.
+ */
+const withWording = (
+  issue: ParseResult.ParseIssue,
+  wording: Wording,
+  path: ReadonlyArray<PropertyKey>,
+  described: Expectation | undefined,
+  container: AST.AST | undefined
+): ParseResult.ParseIssue => {
   switch (issue._tag) {
-    case "Missing":
-      return last === 0 ? (expected ?? "must not be empty") : "this required key is missing"
-    case "Unexpected": {
-      // A record key that fails its key schema is reported as "unexpected": name the rule it broke instead.
-      if (path.length === 2 && path[0] === "sources") {
-        return Option.getOrElse(instanceNameProblem(String(last)), () => "not a valid instance name")
-      }
-      if (path.at(-2) === "env") {
-        return `${JSON.stringify(String(last))} is not an environment variable name (letters, digits and _, not starting with a digit)`
-      }
-      const allowed = /expected: (.*)$/.exec(issue.message)?.[1]?.replace(/"/g, "").split(" | ")
-      return allowed && allowed.every((key) => /^[A-Za-z0-9_-]+$/.test(key))
-        ? `unknown key ${JSON.stringify(String(last))}; known keys are ${allowed.join(", ")}`
-        : `unknown key ${JSON.stringify(String(last))}`
+    case "Pointer": {
+      const inner = [...path, ...(Array.isArray(issue.path) ? issue.path : [issue.path])]
+      return new ParseResult.Pointer(
+        issue.path,
+        issue.actual,
+        withWording(issue.issue, wording, inner, undefined, container)
+      )
     }
-    default: {
-      // Refinements and transformations in the domain carry their own human messages; keep those.
-      if (!/^Expected /.test(issue.message)) return issue.message
-      if (expected !== undefined) return `${expected},${got()}`
-      const simple = /^Expected (string|number|boolean), actual/.exec(issue.message)?.[1]
-      return simple !== undefined ? `expected a ${simple},${got()}` : `has the wrong type,${got()}`
+    case "Refinement":
+      // A refinement's own description states its predicate; it cannot describe a value its `from` rejected.
+      return new ParseResult.Refinement(
+        issue.ast,
+        issue.actual,
+        issue.kind,
+        withWording(issue.issue, wording, path, issue.kind === "From" ? described : undefined, container)
+      )
+    case "Transformation":
+      return new ParseResult.Transformation(
+        issue.ast,
+        issue.actual,
+        issue.kind,
+        withWording(
+          issue.issue,
+          wording,
+          path,
+          issue.kind === "Encoded" ? (expectationOf(issue.ast) ?? described) : undefined,
+          container
+        )
+      )
+    case "Composite": {
+      const issues = Array.isArray(issue.issues) ? issue.issues : [issue.issues]
+      if (AST.isUnion(issue.ast)) {
+        // An optional key also accepts `undefined`, which no TOML or JSON user can write: leave that member out.
+        const choices = issues.filter((member) => !(member._tag === "Type" && AST.isUndefinedKeyword(member.ast)))
+        if (choices.length === 1) return withWording(choices[0]!, wording, path, described, container)
+        // A value matching no member of a union of scalars gets one sentence, not one per member.
+        if (choices.every((member) => member._tag === "Type")) {
+          return new ParseResult.Type(
+            issue.ast,
+            issue.actual,
+            expected(issue.ast, issue.actual, path, described, wording)
+          )
+        }
+      }
+      const rebuilt = issues.map((inner) => withWording(inner, wording, path, described, issue.ast))
+      return new ParseResult.Composite(
+        issue.ast,
+        issue.actual,
+        Arr.isNonEmptyArray(rebuilt) ? rebuilt : issue.issues,
+        issue.output
+      )
     }
+    case "Type":
+      return issue.message !== undefined
+        ? issue
+        : new ParseResult.Type(issue.ast, issue.actual, expected(issue.ast, issue.actual, path, described, wording))
+    case "Missing": {
+      const key = path.at(-1)
+      const message =
+        typeof key !== "number"
+          ? "this required key is missing"
+          : key === 0
+            ? "must not be empty"
+            : "an item is missing"
+      return new ParseResult.Missing(issue.ast, issue.message ?? message)
+    }
+    case "Unexpected":
+      return new ParseResult.Unexpected(issue.actual, unexpected(path.at(-1), container, wording))
+    case "Forbidden":
+      return issue
   }
 }
 
-const valueAt = (input: unknown, path: ReadonlyArray<PropertyKey>): unknown =>
-  path.reduce<unknown>(
-    (value, key) =>
-      typeof value === "object" && value !== null ? (value as Record<PropertyKey, unknown>)[key] : undefined,
-    input
-  )
+/** `expected <what the schema describes>[, like <example>], got <value>`. */
+const expected = (
+  ast: AST.AST,
+  actual: unknown,
+  path: ReadonlyArray<PropertyKey>,
+  described: Expectation | undefined,
+  wording: Wording
+): string => {
+  const legacy = wording.describe?.(path)
+  if (described === undefined && legacy !== undefined) return `${legacy}, got ${show(actual)}`
+  const expectation = described ?? expectationOf(ast)
+  const what = expectation?.description ?? structural(ast, wording.format)
+  const example = Option.match(expectation?.example ?? Option.none(), {
+    onSome: (value) => `, like ${render(value, wording.format)}`,
+    // In TOML a table is written as its header: say which one.
+    onNone: () => (wording.format === "toml" && path.length > 0 && isStruct(ast) ? `, like [${showPath(path)}]` : "")
+  })
+  return `expected ${what}${example}, got ${show(actual)}`
+}
+
+/** What an undescribed schema node accepts, in the file's words. */
+const structural = (ast: AST.AST, format: ConfigFormat): string => {
+  switch (ast._tag) {
+    case "Literal":
+      return JSON.stringify(ast.literal)
+    case "Union": {
+      const members = ast.types
+        .filter((member) => !AST.isUndefinedKeyword(member))
+        .map((member) => expectationOf(member)?.description ?? structural(member, format))
+      return members.length === 1 ? members[0]! : `${members.slice(0, -1).join(", ")} or ${members.at(-1)}`
+    }
+    case "TupleType":
+      return format === "toml" ? "a list" : "an array"
+    case "TypeLiteral":
+      return format === "toml" ? "a table" : "an object"
+    case "Refinement":
+      return structural(ast.from, format)
+    case "Transformation":
+      return structural(ast.from, format)
+    default:
+      return Option.getOrElse(AST.getDescriptionAnnotation(ast), () => "a valid value")
+  }
+}
+
+const isStruct = (ast: AST.AST): boolean =>
+  AST.isTypeLiteral(ast) && ast.propertySignatures.length > 0 && ast.indexSignatures.length === 0
+
+/** An unknown key of a struct lists the known ones; a record key that breaks its key schema says why. */
+const unexpected = (key: PropertyKey | undefined, container: AST.AST | undefined, wording: Wording): string => {
+  const name = JSON.stringify(String(key))
+  if (container === undefined || !AST.isTypeLiteral(container)) return `unexpected ${name}`
+  for (const signature of container.indexSignatures) {
+    const rejected = ParseResult.decodeUnknownEither(Schema.make(signature.parameter))(key)
+    if (Either.isLeft(rejected)) return firstProblem(rejected.left, wording).message
+  }
+  const known = container.propertySignatures.map((signature) => String(signature.name))
+  return known.length > 0 && known.every(isBareKey)
+    ? `unknown key ${name}; known keys are ${known.join(", ")}`
+    : `unknown key ${name}`
+}
+
+/** An example value as the user would write it in this file. */
+const render = (value: unknown, format: ConfigFormat): string => {
+  if (Array.isArray(value)) return `[${value.map((item) => render(item, format)).join(", ")}]`
+  if (typeof value === "object" && value !== null) {
+    const entries = Object.entries(value).map(([key, item]) =>
+      format === "toml"
+        ? `${isBareKey(key) ? key : JSON.stringify(key)} = ${render(item, format)}`
+        : `${JSON.stringify(key)}: ${render(item, format)}`
+    )
+    return `{ ${entries.join(", ")} }`
+  }
+  return JSON.stringify(value) ?? String(value)
+}
 
 const show = (value: unknown): string => {
   const text =
@@ -262,41 +406,11 @@ const show = (value: unknown): string => {
   return text.length > 60 ? `${text.slice(0, 57)}...` : text
 }
 
-const durationHint = `expected a duration like "500ms", "60s", "2m" or "1h"`
-
-/** What each position of config.toml expects, in the words of the file (not of the schema). */
-const describeConfig = (path: ReadonlyArray<PropertyKey>): string | undefined => {
-  const [root, , key, index] = path
-  if (path.length === 0) return "expected a table"
-  if (root !== "sources") return undefined
-  if (path.length === 1) return "expected a table of sources, like [sources.my-server]"
-  if (path.length === 2) return `expected a table with at least a command, like [sources.${String(path[1])}]`
-  switch (key) {
-    case "command":
-      return path.length === 3
-        ? `expected a non-empty list of strings, like ["npx", "-y", "some-mcp-server"]`
-        : index === 0
-          ? `must not be empty: give the program and its arguments, like ["npx", "-y", "some-mcp-server"]`
-          : "expected a string"
-    case "env":
-      return path.length === 3 ? `expected a table of strings, like { KEY = "value" }` : "expected a string"
-    case "cwd":
-      return "expected a string (a directory)"
-    case "enabled":
-      return "expected true or false"
-    case "startup_timeout":
-      return durationHint
-    case "env_passthrough":
-      return path.length === 3 ? `expected a list of environment variable names, like ["HOME"]` : "expected a string"
-  }
-  return undefined
-}
-
 // --- TOML -------------------------------------------------------------------
 
 const parseToml = (text: string, file: string): Either.Either<ClawtoolConfig, ConfigError> =>
   Either.flatMap(tomlDocument(text, file), (input) =>
-    decodeStrict(ClawtoolConfig, input, { file, text, format: "toml", describe: describeConfig })
+    decodeStrict(ClawtoolConfig, input, { file, text, format: "toml" })
   )
 
 /** smol-toml parse, with its syntax error turned into a ConfigError carrying its line and column. */
@@ -394,113 +508,28 @@ const parseKeys = (line: string, start: number): { keys: ReadonlyArray<string>; 
 
 // --- JSON (Claude Desktop, Cursor, VS Code) ---------------------------------
 
-/** Keys of an entry that only steer the host's approval UI; they mean nothing to clawtool, so they are ignored. */
-const hostOnlyKeys = new Set(["autoApprove", "alwaysAllow"])
-const jsonEntryKeys = new Set(["type", "command", "args", "env", "cwd", "disabled"])
+/** JSON syntax errors carry their line and column; the shape is the McpServersJson schema's to judge. */
+const parseJson = (text: string, file: string): Either.Either<ClawtoolConfig, ConfigError> =>
+  Either.flatMap(jsonDocument(text, file), (input) =>
+    decodeStrict(McpServersJson, input, { file, text, format: "json" })
+  )
 
-const isObject = (value: unknown): value is Record<string, unknown> =>
-  typeof value === "object" && value !== null && !Array.isArray(value)
-
-const parseJson = (text: string, file: string): Either.Either<ClawtoolConfig, ConfigError> => {
-  const fail = (detail: string, path: ReadonlyArray<PropertyKey> = []) =>
-    Either.left(
-      new ConfigError({
-        reason: "Invalid",
-        file,
-        line: locateJson(text, path),
-        keyPath: showPath(path),
-        detail
-      })
-    )
-  let document: unknown
-  try {
-    document = JSON.parse(text)
-  } catch (cause) {
-    const message = cause instanceof Error ? cause.message : String(cause)
-    const position = /position (\d+)/.exec(message)?.[1]
-    const at = position === undefined ? undefined : lineColumn(text, Number(position))
-    return Either.left(
-      new ConfigError({
+const jsonDocument = (text: string, file: string): Either.Either<unknown, ConfigError> =>
+  Either.try({
+    try: () => JSON.parse(text) as unknown,
+    catch: (cause) => {
+      const message = cause instanceof Error ? cause.message : String(cause)
+      const position = /position (\d+)/.exec(message)?.[1]
+      const at = position === undefined ? undefined : lineColumn(text, Number(position))
+      return new ConfigError({
         reason: "Syntax",
         file,
         line: at?.line,
         column: at?.column,
         detail: `invalid JSON: ${message.replace(/ in JSON at position \d+.*$/, "")}`
       })
-    )
-  }
-  if (!isObject(document)) return fail(`expected a JSON object with "mcpServers" or "servers"`)
-  // Other top-level keys (globalShortcut, inputs, …) belong to the host that owns the file.
-  if ("mcpServers" in document && "servers" in document) {
-    return fail(`has both "mcpServers" and "servers"; keep one`)
-  }
-  const root = "mcpServers" in document ? "mcpServers" : "servers" in document ? "servers" : undefined
-  if (root === undefined)
-    return fail(`expected a JSON object with "mcpServers" (Claude Desktop, Cursor) or "servers" (VS Code)`)
-  const servers = document[root]
-  if (!isObject(servers))
-    return fail(`expected an object of servers, like { "my-server": { "command": "npx" } }`, [root])
-
-  const sources: Record<string, unknown> = {}
-  for (const [name, entry] of Object.entries(servers)) {
-    const at = (...rest: Array<PropertyKey>) => [root, name, ...rest]
-    const nameProblem = instanceNameProblem(name)
-    if (Option.isSome(nameProblem)) return fail(nameProblem.value, at())
-    if (!isObject(entry)) return fail(`expected an object with a "command"`, at())
-    if ((entry.type !== undefined && entry.type !== "stdio") || entry.url !== undefined) {
-      const kind = entry.type !== undefined && entry.type !== "stdio" ? `type ${JSON.stringify(entry.type)}` : "a url"
-      return fail(`remote servers (${kind}) are not supported yet; only local stdio servers with a "command"`, at())
     }
-    const unknown = Object.keys(entry).find((key) => !jsonEntryKeys.has(key) && !hostOnlyKeys.has(key))
-    if (unknown !== undefined) {
-      return fail(
-        `unknown key ${JSON.stringify(unknown)}; known keys are ${[...jsonEntryKeys].join(", ")}`,
-        at(unknown)
-      )
-    }
-    if (typeof entry.command !== "string" || entry.command === "") {
-      return fail(
-        entry.command === undefined
-          ? "this entry has no command"
-          : `expected a non-empty string, got ${show(entry.command)}`,
-        at("command")
-      )
-    }
-    const args = entry.args ?? []
-    if (!Array.isArray(args)) return fail(`expected a list of strings, got ${show(args)}`, at("args"))
-    if (entry.disabled !== undefined && typeof entry.disabled !== "boolean") {
-      return fail(`expected true or false, got ${show(entry.disabled)}`, at("disabled"))
-    }
-    sources[name] = {
-      command: [entry.command, ...args],
-      ...(entry.env === undefined ? {} : { env: entry.env }),
-      ...(entry.cwd === undefined ? {} : { cwd: entry.cwd }),
-      ...(entry.disabled === undefined ? {} : { enabled: !entry.disabled })
-    }
-  }
-  return decodeStrict(
-    ClawtoolConfig,
-    { sources },
-    {
-      file,
-      text,
-      format: "json",
-      describe: describeConfig,
-      userPath: (path) => jsonPath(root, path)
-    }
-  )
-}
-
-/** The decoded `sources.<name>.command[i]` is `<root>.<name>.command` (i = 0) or `<root>.<name>.args[i - 1]`. */
-const jsonPath = (root: string, path: ReadonlyArray<PropertyKey>): ReadonlyArray<PropertyKey> => {
-  const [, name, key, ...rest] = path
-  if (name === undefined) return [root]
-  if (key === undefined) return [root, name]
-  if (key === "command" && typeof rest[0] === "number") {
-    return rest[0] === 0 ? [root, name, "command"] : [root, name, "args", rest[0] - 1, ...rest.slice(1)]
-  }
-  return [root, name, key === "enabled" ? "disabled" : key, ...rest]
-}
+  })
 
 const lineColumn = (text: string, offset: number): { line: number; column: number } => {
   const before = text.slice(0, offset).split("\n")
