@@ -18,6 +18,7 @@ import {
   type TraceContext,
   Tracing
 } from "../src/services/Tracing.js"
+import { eventually } from "./lib/sources.js"
 
 const traceId = "4bf92f3577b34da6a3ce929d0e0e4736"
 const spanId = "00f067aa0ba902b7"
@@ -500,25 +501,27 @@ describe("Telemetry configuration", () => {
 
   it.live("shutdown never drops a batch whose export is in flight; it waits for the collector's answer", () =>
     Effect.gen(function* () {
-      // A collector that answers after 300 ms and counts a batch only once its answer was delivered.
+      // A slow collector (answers 300 ms after a request) that counts a batch only once its answer was delivered.
+      const received: Array<string> = []
       const delivered: Array<string> = []
       const server = Http.createServer((request, response) => {
         let body = ""
         request.on("data", (chunk: Buffer) => (body += chunk.toString()))
-        request.on("end", () =>
+        request.on("end", () => {
+          received.push(body)
           setTimeout(() => {
             if (response.destroyed) return
             response.writeHead(200, { "content-type": "application/json" }).end("{}", () => delivered.push(body))
           }, 300)
-        )
+        })
       })
       yield* Effect.promise(() => new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve)))
       yield* Effect.addFinalizer(() => Effect.promise(() => new Promise((resolve) => server.close(resolve))))
       const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
-      // The periodic export (every 50 ms) is in flight when the scope closes, 150 ms in.
+      // The scope closes once the periodic export (every 50 ms) has reached the collector: it is in flight then.
       yield* Effect.void.pipe(
         Effect.withSpan("in-flight"),
-        Effect.zipRight(Effect.sleep("150 millis")),
+        Effect.zipRight(eventually(() => received.length > 0, 10_000, "the export to reach the collector")),
         Effect.provide(
           TelemetryLive({ exportInterval: "50 millis", shutdownTimeout: "2 seconds" }).pipe(
             Layer.provide(Config.layerTest(ClawtoolConfig.empty)),
