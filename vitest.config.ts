@@ -3,6 +3,8 @@ import { defineConfig } from "vitest/config"
 export default defineConfig({
   test: {
     include: ["test/**/*.test.ts"],
+    // Makes assert.deepStrictEqual & co. throw on Option/Either operands (chai sees Some and None as equal).
+    setupFiles: ["test/lib/setup.ts"],
     testTimeout: 60_000,
     hookTimeout: 60_000,
     // Real child processes: keep files in parallel but bound the load on small CI machines.

@@ -1,6 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Fiber, Option } from "effect"
-import { childCapabilities, HostBridge, offlinePort } from "../src/services/HostBridge.js"
+import { Duration, Effect, Fiber, Option, TestClock } from "effect"
+import { childCapabilities, HostBridge, offlinePort, spawnWait } from "../src/services/HostBridge.js"
 
 describe("HostBridge", () => {
   it("children are declared only the host's sampling, elicitation and roots", () => {
@@ -33,21 +33,27 @@ describe("HostBridge", () => {
     }).pipe(Effect.provide(HostBridge.Default))
   )
 
-  it.live("children spawn once the host's initialize is answered, or after spawnWait without one", () =>
+  it.scoped("children spawn once the host's initialize is answered, or after spawnWait without one", () =>
     Effect.gen(function* () {
+      // TestClock: the gate is observed just short of spawnWait and at it, not after a guessed real-time delay.
+      const justBefore = Duration.subtract(spawnWait, Duration.millis(1))
       yield* Effect.gen(function* () {
         const bridge = yield* HostBridge
         const waiting = yield* Effect.fork(bridge.port.ready)
-        yield* Effect.sleep("100 millis")
+        yield* TestClock.adjust(justBefore)
         assert.isTrue(Option.isNone(yield* Fiber.poll(waiting)))
         yield* bridge.answered
         yield* Fiber.join(waiting)
       }).pipe(Effect.provide(HostBridge.Default))
       // No host at all: the gate opens by itself.
-      yield* Effect.flatMap(HostBridge, (bridge) => bridge.port.ready).pipe(
-        Effect.timeoutFail({ duration: "10 seconds", onTimeout: () => new Error("ready never completed") }),
-        Effect.provide(HostBridge.Default)
-      )
+      yield* Effect.gen(function* () {
+        const bridge = yield* HostBridge
+        const waiting = yield* Effect.fork(bridge.port.ready)
+        yield* TestClock.adjust(justBefore)
+        assert.isTrue(Option.isNone(yield* Fiber.poll(waiting)))
+        yield* TestClock.adjust(Duration.millis(1))
+        yield* Fiber.join(waiting)
+      }).pipe(Effect.provide(HostBridge.Default))
       yield* offlinePort.ready
     })
   )

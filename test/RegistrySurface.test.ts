@@ -1,4 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
+import { assertSome } from "@effect/vitest/utils"
 import { Either, Option } from "effect"
 import type { InstanceSurface } from "../src/domain/Surface.js"
 import * as S from "../src/services/Registry/Surface.js"
@@ -63,10 +64,7 @@ describe("Registry surface: names and the URI scheme", () => {
       const route = Either.getOrThrow(S.routeUri(built, resource.uri))
       assert.strictEqual(S.hostUri(built, route.instance, route.uri), resource.uri)
     }
-    assert.deepStrictEqual(
-      S.unqualify("clawtool://beta/file:///shared.txt"),
-      Option.some({ instance: "beta", uri: "file:///shared.txt" })
-    )
+    assertSome(S.unqualify("clawtool://beta/file:///shared.txt"), { instance: "beta", uri: "file:///shared.txt" })
     assert.isTrue(Option.isNone(S.unqualify("clawtool:///no-instance")))
   })
 

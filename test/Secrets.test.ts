@@ -1,4 +1,5 @@
 import { afterAll, assert, describe, it } from "@effect/vitest"
+import { assertNone, assertSome } from "@effect/vitest/utils"
 import { Effect, Layer, Logger, LogLevel, Option } from "effect"
 import * as Fs from "node:fs"
 import * as Os from "node:os"
@@ -36,16 +37,16 @@ const store = new SecretStore({
 describe("lookupSecret / expand", () => {
   it("instance scope, then global, then the process env", () => {
     const env = { TOKEN: "env-token", SHARED: "env-shared", ONLY_ENV: "env-only" }
-    assert.deepStrictEqual(lookupSecret(store, env, "gh", "TOKEN"), Option.some("gh-token"))
-    assert.deepStrictEqual(lookupSecret(store, env, "other", "TOKEN"), Option.some("global-token"))
-    assert.deepStrictEqual(lookupSecret(store, env, "gh", "SHARED"), Option.some("from-global"))
-    assert.deepStrictEqual(lookupSecret(store, env, "gh", "ONLY_ENV"), Option.some("env-only"))
-    assert.deepStrictEqual(lookupSecret(store, env, "gh", "NOWHERE"), Option.none())
+    assertSome(lookupSecret(store, env, "gh", "TOKEN"), "gh-token")
+    assertSome(lookupSecret(store, env, "other", "TOKEN"), "global-token")
+    assertSome(lookupSecret(store, env, "gh", "SHARED"), "from-global")
+    assertSome(lookupSecret(store, env, "gh", "ONLY_ENV"), "env-only")
+    assertNone(lookupSecret(store, env, "gh", "NOWHERE"))
   })
 
   it("an empty env var is missing; an empty stored secret is present (as in Go)", () => {
-    assert.deepStrictEqual(lookupSecret(store, { BLANK: "" }, "gh", "BLANK"), Option.none())
-    assert.deepStrictEqual(lookupSecret(store, { EMPTY_STORED: "env" }, "gh", "EMPTY_STORED"), Option.some(""))
+    assertNone(lookupSecret(store, { BLANK: "" }, "gh", "BLANK"))
+    assertSome(lookupSecret(store, { EMPTY_STORED: "env" }, "gh", "EMPTY_STORED"), "")
   })
 
   it("only ${NAME} is a reference; unresolved ones become empty and are reported", () => {
@@ -133,7 +134,7 @@ describe("Secrets service", () => {
       write(Path.join(dir, "config.toml"), configText)
       write(Path.join(dir, "secrets.toml"), `[scopes.gh]\nGITHUB_TOKEN = "ghp_stored"\n`)
       const { secrets, warnings } = yield* loadSecrets(dir, { FS_ROOT: "/data" })
-      assert.deepStrictEqual(secrets.file, Option.some(Path.join(dir, "secrets.toml")))
+      assertSome(secrets.file, Path.join(dir, "secrets.toml"))
       assert.deepStrictEqual(warnings, [])
       const config = yield* Effect.orDie(parseConfig(configText, "config.toml"))
       assert.deepStrictEqual(secrets.resolve("gh", config.sources["gh"]!), {
@@ -169,7 +170,7 @@ describe("Secrets service", () => {
       const other = Path.join(tempDir(), "other.toml")
       write(other, `[scopes.global]\nGITHUB_TOKEN = "flag"\n`)
       const fromFlag = yield* loadSecrets(dir, {}, { secrets: other })
-      assert.deepStrictEqual(fromFlag.secrets.lookup("gh", "GITHUB_TOKEN"), Option.some("flag"))
+      assertSome(fromFlag.secrets.lookup("gh", "GITHUB_TOKEN"), "flag")
       const missing = yield* loadSecrets(dir, {}, { secrets: Path.join(dir, "none.toml") })
       assert.deepStrictEqual(missing.secrets.store, SecretStore.empty)
     })

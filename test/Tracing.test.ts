@@ -1,4 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
+import { assertNone, assertSome } from "@effect/vitest/utils"
 import { Effect, Either, Exit, Layer, Option, Tracer } from "effect"
 import * as Http from "node:http"
 import type { AddressInfo } from "node:net"
@@ -17,6 +18,7 @@ import {
   type TraceContext,
   Tracing
 } from "../src/services/Tracing.js"
+import { eventually } from "./lib/sources.js"
 
 const traceId = "4bf92f3577b34da6a3ce929d0e0e4736"
 const spanId = "00f067aa0ba902b7"
@@ -54,10 +56,7 @@ describe("parseTraceparent", () => {
   }
 
   it("reads the ids and the flags byte", () => {
-    assert.deepStrictEqual(
-      parseTraceparent(`00-${traceId}-${spanId}-03`),
-      Option.some({ version: "00", traceId, spanId, flags: 3 })
-    )
+    assertSome(parseTraceparent(`00-${traceId}-${spanId}-03`), { version: "00", traceId, spanId, flags: 3 })
   })
 })
 
@@ -74,7 +73,10 @@ describe("parseTracestate", () => {
     ["missing =", "vendor", undefined],
     ["empty key", "=x", undefined],
     ["empty value", "k=", undefined],
-    ["value ending in a space", "k=a ", undefined],
+    // W3C: trailing spaces are optional whitespace, not part of the value; leading ones are part of it
+    ["a trailing space is whitespace around the member", "k=a ", "k=a"],
+    ["value with leading spaces", "k=  a", "k=  a"],
+    ["value with a tab", "k=a\tb", undefined],
     ["value with =", "k=a=b", undefined],
     ["duplicate keys", "k=1,k=2", undefined],
     ["33 members", Array.from({ length: 33 }, (_, i) => `k${i}=v`).join(","), undefined],
@@ -88,7 +90,8 @@ describe("parseTracestate", () => {
   ]
   for (const [name, input, expected] of cases) {
     it(`${expected === undefined ? "drops" : "keeps"}: ${name}`, () => {
-      assert.deepStrictEqual(parseTracestate(input), Option.fromNullable(expected))
+      if (expected === undefined) assertNone(parseTracestate(input))
+      else assertSome(parseTracestate(input), expected)
     })
   }
 })
@@ -98,25 +101,28 @@ describe("extractTraceContext", () => {
   const env = { TRACEPARENT: envParent, TRACESTATE: "from=env" }
 
   it("reads _meta.traceparent and _meta.tracestate", () => {
-    assert.deepStrictEqual(
-      extractTraceContext({ traceparent: valid, tracestate: "vendor=clawtool,key=value" }, {}),
-      Option.some({ traceId, spanId, sampled: true, traceState: "vendor=clawtool,key=value", source: "meta" as const })
-    )
+    assertSome(extractTraceContext({ traceparent: valid, tracestate: "vendor=clawtool,key=value" }, {}), {
+      traceId,
+      spanId,
+      sampled: true,
+      traceState: "vendor=clawtool,key=value",
+      source: "meta" as const
+    })
   })
 
   it("drops an invalid tracestate and keeps the traceparent", () => {
     const context = extractTraceContext({ traceparent: valid, tracestate: "Bad=1" }, {})
-    assert.deepStrictEqual(
+    assertSome(
       Option.map(context, (c) => [c.traceId, c.traceState]),
-      Option.some([traceId, undefined])
+      [traceId, undefined]
     )
   })
 
   it("ignores a non-string tracestate", () => {
     const context = extractTraceContext({ traceparent: valid, tracestate: 42 }, {})
-    assert.deepStrictEqual(
+    assertSome(
       Option.map(context, (c) => c.traceState),
-      Option.some(undefined)
+      undefined
     )
   })
 
@@ -131,52 +137,49 @@ describe("extractTraceContext", () => {
   })
 
   it("falls back to TRACEPARENT/TRACESTATE when _meta has no traceparent", () => {
-    assert.deepStrictEqual(
-      extractTraceContext({ progressToken: 7 }, env),
-      Option.some({
-        traceId: "a".repeat(32),
-        spanId: "b".repeat(16),
-        sampled: false,
-        traceState: "from=env",
-        source: "env" as const
-      })
-    )
-    assert.deepStrictEqual(
+    assertSome(extractTraceContext({ progressToken: 7 }, env), {
+      traceId: "a".repeat(32),
+      spanId: "b".repeat(16),
+      sampled: false,
+      traceState: "from=env",
+      source: "env" as const
+    })
+    assertSome(
       Option.map(extractTraceContext(undefined, env), (c) => c.source),
-      Option.some("env")
+      "env"
     )
   })
 
   it("a non-string or empty _meta.traceparent counts as absent (as in the Go original)", () => {
-    assert.deepStrictEqual(
+    assertSome(
       Option.map(extractTraceContext({ traceparent: 42 }, env), (c) => c.source),
-      Option.some("env")
+      "env"
     )
-    assert.deepStrictEqual(
+    assertSome(
       Option.map(extractTraceContext({ traceparent: "" }, env), (c) => c.source),
-      Option.some("env")
+      "env"
     )
   })
 
   it("_meta.traceparent wins over the environment, with its own tracestate (never the env's)", () => {
-    assert.deepStrictEqual(
+    assertSome(
       Option.map(extractTraceContext({ traceparent: valid }, env), (c) => [c.traceId, c.traceState, c.source]),
-      Option.some([traceId, undefined, "meta"])
+      [traceId, undefined, "meta"]
     )
   })
 
   it("the env tracestate goes with the env traceparent, not a stray _meta.tracestate", () => {
-    assert.deepStrictEqual(
+    assertSome(
       Option.map(extractTraceContext({ tracestate: "from=meta" }, env), (c) => c.traceState),
-      Option.some("from=env")
+      "from=env"
     )
   })
 
   it("an invalid TRACEPARENT is None; an invalid TRACESTATE is dropped", () => {
     assert.isTrue(Option.isNone(extractTraceContext(undefined, { TRACEPARENT: "garbage", TRACESTATE: "a=b" })))
-    assert.deepStrictEqual(
+    assertSome(
       Option.map(extractTraceContext(undefined, { TRACEPARENT: valid, TRACESTATE: "A=b" }), (c) => c.traceState),
-      Option.some(undefined)
+      undefined
     )
   })
 })
@@ -282,13 +285,13 @@ describe("Tracing.toolCall", () => {
       const client = spans.find((s) => s.kind === "client")!
       assert.strictEqual(server.name, "tools/call stub__meta")
       assert.strictEqual(client.name, "tools/call meta")
-      assert.deepStrictEqual(
+      assertSome(
         Option.map(server.span.parent, (p) => [p.traceId, p.spanId]),
-        Option.some([traceId, spanId])
+        [traceId, spanId]
       )
-      assert.deepStrictEqual(
+      assertSome(
         Option.map(client.span.parent, (p) => p.spanId),
-        Option.some(server.span.spanId)
+        server.span.spanId
       )
       assert.strictEqual(server.span.traceId, traceId)
       assert.strictEqual(client.span.traceId, traceId)
@@ -343,9 +346,9 @@ describe("Tracing.toolCall", () => {
       const server = spans.find((s) => s.kind === "server")!
       const client = spans.find((s) => s.kind === "client")!
       assert.isTrue(Option.isNone(server.span.parent))
-      assert.deepStrictEqual(
+      assertSome(
         Option.map(client.span.parent, (p) => p.spanId),
-        Option.some(server.span.spanId)
+        server.span.spanId
       )
     })
   )
@@ -374,9 +377,9 @@ describe("Tracing.toolCall", () => {
       const { result, sent, spans } = yield* traced({ meta: undefined, env: { TRACEPARENT: valid, TRACESTATE: "e=1" } })
       const server = spans.find((s) => s.kind === "server")!
       const client = spans.find((s) => s.kind === "client")!
-      assert.deepStrictEqual(
+      assertSome(
         Option.map(server.span.parent, (p) => p.spanId),
-        Option.some(spanId)
+        spanId
       )
       assert.strictEqual(result._meta?.traceparent, `00-${traceId}-${server.span.spanId}-01`)
       assert.strictEqual(result._meta?.tracestate, "e=1")
@@ -427,21 +430,18 @@ describe("Tracing.toolCall", () => {
 describe("Telemetry configuration", () => {
   it("tracesUrl: the full traces URL, then the OTLP base URL, then the config (base URLs get /v1/traces)", () => {
     const config = "http://config:4318"
-    assert.deepStrictEqual(tracesUrl({}, undefined), Option.none())
-    assert.deepStrictEqual(tracesUrl({ OTEL_EXPORTER_OTLP_ENDPOINT: " " }, undefined), Option.none())
-    assert.deepStrictEqual(tracesUrl({}, config), Option.some("http://config:4318/v1/traces"))
-    assert.deepStrictEqual(tracesUrl({}, "http://config:4318/"), Option.some("http://config:4318/v1/traces"))
-    assert.deepStrictEqual(tracesUrl({}, "http://config:4318/v1/traces"), Option.some("http://config:4318/v1/traces"))
-    assert.deepStrictEqual(
-      tracesUrl({ OTEL_EXPORTER_OTLP_ENDPOINT: "http://env:4318" }, config),
-      Option.some("http://env:4318/v1/traces")
-    )
-    assert.deepStrictEqual(
+    assertNone(tracesUrl({}, undefined))
+    assertNone(tracesUrl({ OTEL_EXPORTER_OTLP_ENDPOINT: " " }, undefined))
+    assertSome(tracesUrl({}, config), "http://config:4318/v1/traces")
+    assertSome(tracesUrl({}, "http://config:4318/"), "http://config:4318/v1/traces")
+    assertSome(tracesUrl({}, "http://config:4318/v1/traces"), "http://config:4318/v1/traces")
+    assertSome(tracesUrl({ OTEL_EXPORTER_OTLP_ENDPOINT: "http://env:4318" }, config), "http://env:4318/v1/traces")
+    assertSome(
       tracesUrl(
         { OTEL_EXPORTER_OTLP_ENDPOINT: "http://env:4318", OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: "http://t/x" },
         config
       ),
-      Option.some("http://t/x")
+      "http://t/x"
     )
   })
 
@@ -501,25 +501,27 @@ describe("Telemetry configuration", () => {
 
   it.live("shutdown never drops a batch whose export is in flight; it waits for the collector's answer", () =>
     Effect.gen(function* () {
-      // A collector that answers after 300 ms and counts a batch only once its answer was delivered.
+      // A slow collector (answers 300 ms after a request) that counts a batch only once its answer was delivered.
+      const received: Array<string> = []
       const delivered: Array<string> = []
       const server = Http.createServer((request, response) => {
         let body = ""
         request.on("data", (chunk: Buffer) => (body += chunk.toString()))
-        request.on("end", () =>
+        request.on("end", () => {
+          received.push(body)
           setTimeout(() => {
             if (response.destroyed) return
             response.writeHead(200, { "content-type": "application/json" }).end("{}", () => delivered.push(body))
           }, 300)
-        )
+        })
       })
       yield* Effect.promise(() => new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve)))
       yield* Effect.addFinalizer(() => Effect.promise(() => new Promise((resolve) => server.close(resolve))))
       const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
-      // The periodic export (every 50 ms) is in flight when the scope closes, 150 ms in.
+      // The scope closes once the periodic export (every 50 ms) has reached the collector: it is in flight then.
       yield* Effect.void.pipe(
         Effect.withSpan("in-flight"),
-        Effect.zipRight(Effect.sleep("150 millis")),
+        Effect.zipRight(eventually(() => received.length > 0, 10_000, "the export to reach the collector")),
         Effect.provide(
           TelemetryLive({ exportInterval: "50 millis", shutdownTimeout: "2 seconds" }).pipe(
             Layer.provide(Config.layerTest(ClawtoolConfig.empty)),

@@ -39,14 +39,23 @@ describe("chaos", () => {
         const sources = yield* Sources
         yield* settled
         const first = yield* rowOf("srv")
+        // Each call reports progress every 100 ms: once all three have, the child has every one of them.
+        const reached = new Set<number>()
         const inFlight = yield* Effect.forkScoped(
           Effect.forEach(
             [1, 2, 3],
-            (i) => Effect.either(sources.callTool("srv", { name: "slow", arguments: { ms: 60_000 + i } })),
+            (i) =>
+              Effect.either(
+                sources.callTool(
+                  "srv",
+                  { name: "slow", arguments: { ms: 60_000 + i, steps: 600 } },
+                  { onProgress: () => reached.add(i) }
+                )
+              ),
             { concurrency: "unbounded" }
           )
         )
-        yield* Effect.sleep("200 millis")
+        yield* eventually(() => reached.size === 3, 10_000, "all three calls to reach the child")
         process.kill(first.pid!, "SIGKILL")
         const outcomes = yield* Fiber.join(inFlight)
         for (const outcome of outcomes) {
@@ -68,12 +77,15 @@ describe("chaos", () => {
         yield* settled
         const kills = 4
         let killing = true
+        let answered = 0
         const killer = yield* Effect.forkScoped(
           Effect.gen(function* () {
             let previous: number | null = null
             for (let kill = 0; kill < kills; kill++) {
               const row = yield* waitFor("srv", (row) => row.status === "running" && row.pid !== previous, "running")
-              yield* Effect.sleep(`${yield* Random.nextIntBetween(50, 300)} millis`)
+              // At a random point of the stream: after 1 to 40 more answers (from this child).
+              const target = answered + (yield* Random.nextIntBetween(1, 41))
+              yield* eventually(() => answered >= target, 20_000, "answers from the running child")
               process.kill(row.pid!, "SIGKILL")
               previous = row.pid
             }
@@ -86,7 +98,9 @@ describe("chaos", () => {
             const outcomes: Array<readonly [string, Either.Either<CallToolResult, CallError>]> = []
             for (let i = 0; killing; i++) {
               const text = `client-${c}-${i}`
-              outcomes.push([text, yield* Effect.either(echo("srv", text))])
+              const outcome = yield* Effect.either(echo("srv", text))
+              if (Either.isRight(outcome)) answered++
+              outcomes.push([text, outcome])
               yield* Effect.sleep("5 millis")
             }
             return outcomes

@@ -1,27 +1,27 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Option } from "effect"
+import { assertNone, assertSome } from "@effect/vitest/utils"
 import { childEnvironment } from "../src/domain/Environment.js"
 import { packageOf } from "../src/domain/Health.js"
 import * as WireName from "../src/domain/WireName.js"
 
 describe("WireName.split (the Go SplitWireName cases)", () => {
-  const cases: ReadonlyArray<[string, Option.Option<{ instance: string; tool: string }>]> = [
-    ["stub__echo", Option.some({ instance: "stub", tool: "echo" })],
-    ["github-personal__create_issue", Option.some({ instance: "github-personal", tool: "create_issue" })],
-    ["a__b__c", Option.some({ instance: "a", tool: "b__c" })],
-    ["Bash", Option.none()],
-    ["__leading", Option.none()],
-    ["trailing__", Option.none()],
-    ["", Option.none()]
+  // null: no split (None)
+  const cases: ReadonlyArray<[string, { instance: string; tool: string } | null]> = [
+    ["stub__echo", { instance: "stub", tool: "echo" }],
+    ["github-personal__create_issue", { instance: "github-personal", tool: "create_issue" }],
+    ["a__b__c", { instance: "a", tool: "b__c" }],
+    ["Bash", null],
+    ["__leading", null],
+    ["trailing__", null],
+    ["", null]
   ]
   for (const [wire, expected] of cases) {
-    it(JSON.stringify(wire), () => assert.deepStrictEqual(WireName.split(wire), expected))
+    it(JSON.stringify(wire), () =>
+      expected === null ? assertNone(WireName.split(wire)) : assertSome(WireName.split(wire), expected)
+    )
   }
   it("make and split round-trip", () =>
-    assert.deepStrictEqual(
-      WireName.split(WireName.make("gh", "list_repos")),
-      Option.some({ instance: "gh", tool: "list_repos" })
-    ))
+    assertSome(WireName.split(WireName.make("gh", "list_repos")), { instance: "gh", tool: "list_repos" }))
 })
 
 describe("packageOf", () => {

@@ -11,7 +11,7 @@ import {
 import { Context, Effect, Layer } from "effect"
 import * as z from "zod"
 import { ensureBuilt, exitOf, main, runCli, spawnServe, writeConfig } from "../lib/cli.js"
-import { eventually, everything, root, stubCommand } from "../lib/sources.js"
+import { eventually, everything, pollUntil, root, stubCommand } from "../lib/sources.js"
 
 /**
  * The whole MCP surface through `clawtool serve` (issue 5): an SDK client as the host, server-everything and the
@@ -362,8 +362,12 @@ layer(
       host.setRoots([{ uri: "file:///tmp/clawtool-roots-2", name: "second" }])
       yield* Effect.promise(() => host.client.sendRootsListChanged())
       yield* eventually(() => host.rootsAsked() > before, 10_000, "roots/list after roots/list_changed")
-      yield* Effect.sleep("200 millis")
-      assert.include(yield* host.text("everything__get-roots-list"), "file:///tmp/clawtool-roots-2")
+      const roots = yield* pollUntil(
+        host.text("everything__get-roots-list"),
+        (text) => text.includes("file:///tmp/clawtool-roots-2"),
+        "server-everything to serve the new roots"
+      )
+      assert.include(roots, "file:///tmp/clawtool-roots-2")
     })
   )
 
@@ -493,11 +497,8 @@ layer(
       for (const result of keptResults) assert.deepStrictEqual(result.content, [{ type: "text", text: "slept 1500ms" }])
       assert.deepStrictEqual(droppedResults, ["cancelled", "cancelled"])
       // The child saw exactly two aborts: the ones for the requests the host cancelled, on both paths.
-      let seen = (yield* count) - before
-      for (let i = 0; i < 50 && seen < 2; i++) {
-        yield* Effect.sleep("100 millis")
-        seen = (yield* count) - before
-      }
+      yield* pollUntil(count, (now) => now - before >= 2, "the child to see both aborts")
+      // A quiet period, then the count: no third abort may follow (a negative check, so it needs time).
       yield* Effect.sleep("300 millis")
       assert.strictEqual((yield* count) - before, 2)
     })
@@ -507,11 +508,7 @@ layer(
     Effect.gen(function* () {
       const host = yield* Host
       const toolNames = Effect.map(host.request("tools/list"), (r) => (r.tools as Array<Json>).map((t) => t.name))
-      let names: Array<string> = []
-      for (let i = 0; i < 100 && !names.includes("stub__late_tool"); i++) {
-        names = yield* toolNames
-        if (!names.includes("stub__late_tool")) yield* Effect.sleep("100 millis")
-      }
+      const names = yield* pollUntil(toolNames, (names) => names.includes("stub__late_tool"), "stub__late_tool", 10_000)
       assert.include(names, "stub__late_tool")
       const { resources } = yield* host.request("resources/list")
       assert.include(
@@ -538,11 +535,11 @@ layer(
         host.call("SourceHealth", { instance: "flaky" }),
         (r) => (r.structuredContent as Json).sources[0] as Json
       )
-      let row = yield* flaky
-      for (let i = 0; i < 100 && !String(row.reason).includes("listing tools failed"); i++) {
-        yield* Effect.sleep("100 millis")
-        row = yield* flaky
-      }
+      const row = yield* pollUntil(
+        flaky,
+        (row) => String(row.reason).includes("listing tools failed"),
+        "a failed re-list"
+      )
       assert.strictEqual(row.status, "running")
       assert.include(row.reason, "list unavailable")
       const { tools } = yield* host.request("tools/list")

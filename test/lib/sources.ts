@@ -52,6 +52,25 @@ export const eventually = (check: () => boolean, limitMs = 10_000, what = "condi
     }
   })
 
+/** Runs `probe` until its value satisfies `check` (real time), failing after `limitMs`; returns that value. */
+export const pollUntil = <A, E, R>(
+  probe: Effect.Effect<A, E, R>,
+  check: (value: A) => boolean,
+  what: string,
+  limitMs = 10_000
+) =>
+  Effect.gen(function* () {
+    const until = Date.now() + limitMs
+    for (;;) {
+      const value = yield* probe
+      if (check(value)) return value
+      if (Date.now() > until) {
+        return yield* Effect.dieMessage(`timed out waiting for ${what}; last ${JSON.stringify(value)}`)
+      }
+      yield* Effect.sleep("50 millis")
+    }
+  })
+
 export const readPid = (file: string) => Number(fs.readFileSync(file, "utf8").trim())
 
 /** One instance's Health row. */
@@ -60,16 +79,6 @@ export const rowOf = (name: string) =>
 
 /** Polls an instance's Health until `check` holds (real time; fails the test after `limitMs`). */
 export const waitFor = (name: string, check: (row: HealthRow) => boolean, what: string, limitMs = 20_000) =>
-  Effect.gen(function* () {
-    const until = Date.now() + limitMs
-    for (;;) {
-      const row = yield* rowOf(name)
-      if (check(row)) return row
-      if (Date.now() > until) {
-        return yield* Effect.dieMessage(`timed out waiting for ${name}: ${what}; last ${JSON.stringify(row)}`)
-      }
-      yield* Effect.sleep("20 millis")
-    }
-  })
+  pollUntil(rowOf(name), check, `${name}: ${what}`, limitMs)
 
 export const settled = Effect.flatMap(Sources, (sources) => sources.awaitSettled)

@@ -1,0 +1,65 @@
+/**
+ * Vitest setup file (vitest.config.ts `setupFiles`): chai's deep equality sees `Option.some(x)` and `Option.none()`
+ * as equal, so `assert.deepStrictEqual(option, expected)` can never fail on the Some/None distinction. This wraps
+ * chai's equality asserts so that an Option or Either anywhere inside either operand makes the assertion throw;
+ * tests use assertSome/assertNone/assertRight/assertLeft (`@effect/vitest/utils`, node:assert underneath) or
+ * Equal.equals instead.
+ */
+import { Either, Option } from "effect"
+import { assert } from "vitest"
+
+/** The path of the first Option/Either inside `value` ("" for the value itself), or undefined. */
+export const findOptionOrEither = (value: unknown, path = "", seen = new Set<object>()): string | undefined => {
+  if (typeof value !== "object" || value === null) return undefined
+  if (Option.isOption(value) || Either.isEither(value)) return path === "" ? "(the operand itself)" : path
+  if (seen.has(value) || ArrayBuffer.isView(value)) return undefined
+  seen.add(value)
+  const entries: Iterable<readonly [unknown, unknown]> =
+    value instanceof Map
+      ? value.entries()
+      : value instanceof Set
+        ? Array.from(value, (item, index) => [index, item] as const)
+        : Object.entries(value)
+  for (const [key, item] of entries) {
+    const found = findOptionOrEither(
+      item,
+      `${path}${Array.isArray(value) ? `[${String(key)}]` : `.${String(key)}`}`,
+      seen
+    )
+    if (found !== undefined) return found
+  }
+  return undefined
+}
+
+const guarded = [
+  "deepStrictEqual",
+  "deepEqual",
+  "equal",
+  "strictEqual",
+  "notDeepStrictEqual",
+  "notDeepEqual",
+  "notEqual",
+  "notStrictEqual"
+] as const
+
+const target = assert as unknown as Record<
+  string,
+  (actual: unknown, expected: unknown, ...rest: Array<unknown>) => void
+>
+
+for (const name of guarded) {
+  const original = target[name]
+  if (typeof original !== "function") continue
+  target[name] = function (this: unknown, actual: unknown, expected: unknown, ...rest: Array<unknown>) {
+    const inActual = findOptionOrEither(actual)
+    const inExpected = findOptionOrEither(expected)
+    if (inActual !== undefined || inExpected !== undefined) {
+      const where = inActual !== undefined ? `actual ${inActual}` : `expected ${inExpected}`
+      throw new Error(
+        `assert.${name} on an Option/Either (${where}) cannot tell Some from None: use assertSome/assertNone/` +
+          `assertRight/assertLeft from "@effect/vitest/utils" or Equal.equals`
+      )
+    }
+    return original.call(this, actual, expected, ...rest)
+  }
+}
