@@ -74,7 +74,10 @@ describe("Instance", () => {
   it("restarting counts the restart; the next spawn clears the retry time but keeps the reason until it runs", () => {
     const down = Instance.failed(runningAt(7, [tool("echo")]), exited, restartIn(400), at(1_000))
     const restarting = Instance.restarting(down)
-    assert.strictEqual(restarting.restarts, 1)
+    assert.deepStrictEqual(
+      [Instance.status(restarting), restarting.restarts, rowOf(restarting).nextRetryAt],
+      ["starting", 1, null]
+    )
     const spawning = Instance.spawning(restarting, at(1_400))
     const row = rowOf(spawning)
     assert.deepStrictEqual(

@@ -12,7 +12,7 @@ import * as Policy from "./Policy.js"
  * One configured instance as the supervisor sees it, and its transitions: pure values, no effects. The seed's
  * `Instance` (name, spawn time, tools, client while running) with the lifecycle the seed kept in its Manager.
  *
- *   Starting ──running──▶ Running ──failed──▶ Down ──restarting, spawning──▶ Starting
+ *   Starting ──running──▶ Running ──failed──▶ Down ──restarting──▶ Starting (spawning: a child is spawned)
  *                           └─ surfaceChanged (re-listed tools)
  */
 
@@ -129,9 +129,9 @@ export const failed = (self: Instance, error: SourceError, decision: Decision, a
       decision._tag === "Stop" ? Option.none() : Option.some(new Date(at.getTime() + Duration.toMillis(decision.delay)))
   })
 
-/** The wait is over: one more restart (the child is spawned next). */
+/** The wait is over: one more restart, starting now (the reason stays until the new child runs). */
 export const restarting = (self: Instance): Instance =>
-  self._tag === "Down" ? Down({ ...self, restarts: self.restarts + 1 }) : self
+  self._tag === "Down" ? Starting({ ...common(self), restarts: self.restarts + 1 }) : self
 
 /** The child serving calls, if the instance is running. */
 export const connectionOf = (self: Instance | undefined): Connection | undefined =>

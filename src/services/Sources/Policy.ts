@@ -41,12 +41,14 @@ export const unauthenticated = (error: SourceError): boolean => error.reason ===
 /**
  * The delay before backoff restart number `attempt` (0 first): `restart_backoff` doubled per attempt, capped at
  * `restart_backoff_max`, jittered by ±20 % (never above the cap) so children that died together do not restart in
- * lockstep.
+ * lockstep. Whole milliseconds, like the retry times Health shows.
  */
 export const backoff = (source: SourceConfig, attempt: number): Effect.Effect<Duration.Duration> => {
   const cap = Duration.toMillis(source.restart_backoff_max)
   const nominal = Math.min(Duration.toMillis(source.restart_backoff) * 2 ** attempt, cap)
-  return Effect.map(Random.nextRange(0.8, 1.2), (jitter) => Duration.millis(Math.min(nominal * jitter, cap)))
+  return Effect.map(Random.nextRange(0.8, 1.2), (jitter) =>
+    Duration.millis(Math.min(Math.round(nominal * jitter), cap))
+  )
 }
 
 /**
