@@ -205,15 +205,16 @@ export class Sources extends Effect.Service<Sources>()("clawtool/Sources", {
       connectionNow: (instance) => state.get().connection(instance),
       catalog: Effect.sync(() => state.get().catalog),
       running: Effect.sync(() => state.get().running),
-      health: Effect.map(Clock.currentTimeMillis, (at) =>
-        Array.from(state.get().instances.values(), (instance) =>
-          Instance.healthRow(instance, {
-            package: packageOf(config.sources[instance.name]!.command),
-            diagnostics: diagnostics.get(instance.name)!,
+      health: Effect.map(Clock.currentTimeMillis, (at) => {
+        const { instances } = state.get()
+        return names.map((name) =>
+          Instance.healthRow(instances.get(name)!, {
+            package: packageOf(config.sources[name]!.command),
+            diagnostics: diagnostics.get(name)!,
             now: at
           })
         )
-      ),
+      }),
       callTool,
       connection: (instance) =>
         Effect.suspend(() => {
