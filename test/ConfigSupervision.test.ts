@@ -1,8 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Chunk, Duration, Effect, Either, Schedule } from "effect"
+import { Duration, Either } from "effect"
 import type { ConfigError } from "../src/domain/Errors.js"
 import { parseConfig } from "../src/services/Config.js"
-import { restartBackoff } from "../src/services/Sources.js"
 
 const source = (lines: string) => `[sources.srv]\ncommand = ["node", "server.js"]\n${lines}\n`
 
@@ -77,31 +76,4 @@ describe("supervision settings", () => {
     const error = failure(`enabled = true\nmax_restarts = -1`)
     assert.strictEqual(error.line, 4)
   })
-})
-
-describe("restart backoff schedule", () => {
-  it.effect("starts at restart_backoff, doubles, is capped at restart_backoff_max, jittered by at most 20 %", () =>
-    Effect.gen(function* () {
-      const srv = parsed(`restart_backoff = "100ms"\nrestart_backoff_max = "1s"`)
-      const firsts = new Set<number>()
-      for (let run = 0; run < 20; run++) {
-        const delays = Chunk.toReadonlyArray(
-          // Schedule.run steps the schedule without sleeping and collects its outputs: here, the delays.
-          yield* Schedule.run(
-            restartBackoff(srv),
-            Date.now(),
-            Array.from({ length: 8 }, () => undefined)
-          )
-        ).map(Duration.toMillis)
-        firsts.add(delays[0]!)
-        delays.forEach((delay, i) => {
-          const nominal = Math.min(100 * 2 ** i, 1_000)
-          assert.isAtLeast(delay, Math.floor(nominal * 0.8), `delay ${i}: ${delays.join(", ")}`)
-          assert.isAtMost(delay, Math.min(Math.ceil(nominal * 1.2), 1_000), `delay ${i}: ${delays.join(", ")}`)
-        })
-      }
-      // Jittered: twenty runs do not all pick the same first delay.
-      assert.isAbove(firsts.size, 1)
-    })
-  )
 })

@@ -3,7 +3,17 @@ import { Effect, Exit, Layer, Scope } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { Sources } from "../src/services/Sources.js"
-import { eventually, everything, isAlive, readPid, rowOf, sourcesLayer, stubCommand, tempDir } from "./lib/sources.js"
+import {
+  eventually,
+  everything,
+  isAlive,
+  readPid,
+  rowOf,
+  sourcesLayer,
+  stubCommand,
+  tempDir,
+  waitFor
+} from "./lib/sources.js"
 
 const settledHealth = Effect.gen(function* () {
   const sources = yield* Sources
@@ -197,10 +207,7 @@ describe("Sources (real children)", () => {
       assert.strictEqual(error.reason, "Transport")
       assert.isTrue(error.retryable)
       assert.match(error.detail, /exited with code 3/)
-      const row = yield* rowOf("crashy").pipe(
-        Effect.repeat({ until: (row) => row.status === "down" }),
-        Effect.timeout("5 seconds")
-      )
+      const row = yield* waitFor("crashy", (row) => row.status === "down", "down")
       assert.match(row.reason, /^Exited: exited with code 3/)
       const again = yield* Effect.flip(sources.callTool("crashy", { name: "echo", arguments: { text: "x" } }))
       assert.strictEqual(again.reason, "NotRunning")

@@ -1,11 +1,26 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Exit, Layer, Schedule, Scope } from "effect"
+import { Clock, Deferred, Duration, Effect, Exit, Layer, Option, Schedule, Scope, Stream, TestClock } from "effect"
 import { spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
+import type { HealthRow } from "../src/domain/Health.js"
+import { SourceError } from "../src/domain/Errors.js"
+import { Config } from "../src/services/Config.js"
 import { Reaper } from "../src/services/Reaper.js"
+import { Secrets } from "../src/services/Secrets.js"
+import { type Connection, type ExitInfo, type LaunchSpec, SourceClient } from "../src/services/SourceClient.js"
 import { Sources } from "../src/services/Sources.js"
-import { eventually, isAlive, rowOf, settled, sourcesLayer, stubCommand, tempDir, waitFor } from "./lib/sources.js"
+import {
+  configFrom,
+  eventually,
+  isAlive,
+  rowOf,
+  settled,
+  sourcesLayer,
+  stubCommand,
+  tempDir,
+  waitFor
+} from "./lib/sources.js"
 
 /** Pids a `--record-start FILE` stub wrote, one per start. */
 const starts = (file: string): ReadonlyArray<number> =>
@@ -141,40 +156,6 @@ describe("supervision (real children)", () => {
     )
   })
 
-  it.scopedLive("rapid failures double the backoff; a stable run (restart_window) resets it", () =>
-    Effect.gen(function* () {
-      yield* settled
-      /** Kills the running child; the delay it was given before its restart (exit time to announced retry time). */
-      const killAndMeasure = Effect.gen(function* () {
-        const running = yield* waitFor("srv", (row) => row.status === "running", "running")
-        process.kill(running.pid!, "SIGKILL")
-        const down = yield* waitFor("srv", (row) => row.status === "down" && row.nextRetryAt !== null, "a retry time")
-        return Date.parse(down.nextRetryAt!) - Date.parse(down.lastExit!.at)
-      })
-      const rapid = [yield* killAndMeasure, yield* killAndMeasure, yield* killAndMeasure]
-      // 200ms, 400ms, 800ms, each ±20 %.
-      assert.isAtLeast(rapid[0]!, 160, rapid.join(", "))
-      assert.isAtLeast(rapid[1]!, 320, rapid.join(", "))
-      assert.isAtLeast(rapid[2]!, 640, rapid.join(", "))
-      yield* waitFor("srv", (row) => (row.uptimeMs ?? 0) > 1_200, "a stable run")
-      const afterStable = yield* killAndMeasure
-      assert.isBelow(afterStable, rapid[2]!, rapid.join(", ") + ` then ${afterStable}`)
-      assert.isAtLeast(afterStable, 160)
-      const row = yield* waitFor("srv", (row) => row.status === "running", "running")
-      assert.strictEqual(row.restarts, 4)
-    }).pipe(
-      Effect.provide(
-        sourcesLayer(`
-          [sources.srv]
-          command = ${stubCommand()}
-          restart_backoff = "200ms"
-          restart_window = "1s"
-          max_restarts = 100
-        `)
-      )
-    )
-  )
-
   it.scopedLive("restart = never, missing secrets and auth errors are not restarted", () =>
     Effect.gen(function* () {
       yield* settled
@@ -188,14 +169,14 @@ describe("supervision (real children)", () => {
         (yield* sources.catalog).map((entry) => entry.instance),
         []
       )
-      yield* Effect.sleep("300 millis")
+      // No restart is pending for any of them (the TestClock tests below show none ever comes).
       const rows = yield* sources.health
       assert.deepStrictEqual(
-        rows.map((row) => [row.name, row.status, row.restarts]),
+        rows.map((row) => [row.name, row.status, row.restarts, row.nextRetryAt]),
         [
-          ["auth", "unauthenticated", 0],
-          ["never", "down", 0],
-          ["secret", "unauthenticated", 0]
+          ["auth", "unauthenticated", 0, null],
+          ["never", "down", 0, null],
+          ["secret", "unauthenticated", 0, null]
         ]
       )
     }).pipe(
@@ -298,10 +279,11 @@ describe("supervision (real children)", () => {
         yield* waitFor("srv", (row) => row.nextRetryAt !== null, "a pending restart")
         return row
       }).pipe(Effect.provide(context))
+      // Closing the scope interrupts the supervisor and awaits it: nothing can start after it (the TestClock test
+      // below goes past the due time).
       yield* Scope.close(scope, Exit.void)
-      // Past the time the restart was due: no second start happened.
-      yield* Effect.sleep("1500 millis")
       assert.deepStrictEqual(starts(record), [first.pid!])
+      assert.isFalse(isAlive(first.pid!))
     })
   )
 
@@ -346,6 +328,212 @@ describe("supervision (real children)", () => {
       )
     )
   )
+})
+
+/**
+ * Children that are not processes: each connect is a fake child the test kills, or fails the way `fail` says. With
+ * TestClock the supervisor's waits pass when the test adjusts the clock: the loop of lifetimes and the restart policy
+ * together, without real time.
+ */
+const fakeChildren = (fail: (instance: string) => SourceError | undefined = () => undefined) => {
+  const children: Array<{ readonly instance: string; readonly pid: number; readonly kill: Effect.Effect<void> }> = []
+  const connect = (spec: LaunchSpec) =>
+    Effect.gen(function* () {
+      const pid = 1001 + children.length
+      const error = fail(spec.instance)
+      if (error !== undefined) {
+        children.push({ instance: spec.instance, pid, kill: Effect.void })
+        return yield* error
+      }
+      const exited = yield* Deferred.make<ExitInfo>()
+      const kill = Effect.gen(function* () {
+        const exit = { code: null, signal: "SIGKILL", at: new Date(yield* Clock.currentTimeMillis) }
+        spec.onExit?.(exit)
+        yield* Deferred.succeed(exited, exit)
+      })
+      children.push({ instance: spec.instance, pid, kill })
+      return {
+        instance: spec.instance,
+        pid,
+        tools: [{ name: "echo", inputSchema: { type: "object" } }],
+        surfaceChanges: Stream.never,
+        exited: Deferred.await(exited)
+      } as unknown as Connection
+    })
+  const config = (toml: string) => {
+    const parsed = configFrom(toml)
+    return Sources.DefaultWithoutDependencies.pipe(
+      Layer.provide(
+        Layer.mergeAll(
+          Config.layerTest(parsed),
+          Secrets.layerTest({ env: {}, sources: parsed.sources }),
+          Layer.succeed(SourceClient, new SourceClient({ connect }))
+        )
+      )
+    )
+  }
+  /** Kills the last child of an instance. */
+  const kill = (instance: string) =>
+    Effect.suspend(() => children.filter((child) => child.instance === instance).at(-1)!.kill)
+  return { children, layer: config, kill }
+}
+
+/** Waits until an instance's Health row satisfies `check`, on Sources' change stream (no polling, no sleeps). */
+const until = (name: string, check: (row: HealthRow) => boolean) =>
+  Effect.flatMap(Sources, (sources) =>
+    sources.changes.pipe(
+      Stream.mapEffect(() => rowOf(name)),
+      Stream.filter(check),
+      Stream.runHead,
+      Effect.map(Option.getOrThrow)
+    )
+  )
+
+/** The wait the supervisor announced in the row (next retry time, measured from now on the TestClock). */
+const announced = (row: HealthRow) => Effect.map(Clock.currentTimeMillis, (now) => Date.parse(row.nextRetryAt!) - now)
+
+/** A backoff delay: `nominal` ±20 %. */
+const assertNear = (delay: number, nominal: number, what: string) => {
+  assert.isAtLeast(delay, Math.floor(nominal * 0.8), what)
+  assert.isAtMost(delay, Math.ceil(nominal * 1.2), what)
+}
+
+describe("supervision (fake children, TestClock)", () => {
+  it.scoped("rapid failures double the backoff; a stable run (restart_window) resets it", () => {
+    const fake = fakeChildren()
+    return Effect.gen(function* () {
+      yield* settled
+      const delays: Array<number> = []
+      for (let i = 0; i < 3; i++) {
+        yield* fake.kill("srv")
+        const down = yield* until("srv", (row) => row.status === "down")
+        delays.push(yield* announced(down))
+        assertNear(delays[i]!, 200 * 2 ** i, delays.join(", "))
+        assert.strictEqual(Date.parse(down.nextRetryAt!) - Date.parse(down.lastExit!.at), delays[i])
+        yield* TestClock.adjust(Duration.millis(delays[i]!))
+        yield* until("srv", (row) => row.status === "running" && row.restarts === i + 1)
+      }
+      // A whole restart_window of running is a stable run: the next delay starts over.
+      yield* TestClock.adjust("1 second")
+      yield* fake.kill("srv")
+      const afterStable = yield* announced(yield* until("srv", (row) => row.status === "down"))
+      assertNear(afterStable, 200, `${delays.join(", ")} then ${afterStable}`)
+      yield* TestClock.adjust(Duration.millis(afterStable))
+      const row = yield* until("srv", (row) => row.status === "running")
+      assert.strictEqual(row.restarts, 4)
+      assert.strictEqual(row.pid, 1005)
+    }).pipe(
+      Effect.provide(
+        fake.layer(`
+          [sources.srv]
+          command = ["fake"]
+          restart_backoff = "200ms"
+          restart_window = "1s"
+          max_restarts = 100
+        `)
+      )
+    )
+  })
+
+  it.scoped("crash-loop after max_restarts within the window, then one retry every crash_loop_retry", () => {
+    const fake = fakeChildren(
+      (instance) => new SourceError({ instance, reason: "Initialize", detail: "exited during initialize" })
+    )
+    return Effect.gen(function* () {
+      yield* settled
+      for (let restarts = 0; restarts < 3; restarts++) {
+        const down = yield* until(
+          "looping",
+          (row) => row.status === "down" && row.restarts === restarts && row.nextRetryAt !== null
+        )
+        yield* TestClock.adjust(Duration.millis(yield* announced(down)))
+      }
+      const looping = yield* until("looping", (row) => row.status === "crash-loop")
+      assert.strictEqual(looping.restarts, 3)
+      assert.strictEqual(fake.children.length, 4)
+      assert.strictEqual(yield* announced(looping), 3_600_000)
+      // Nothing happens within the hour; at the hour, one more attempt, and crash-loop again.
+      yield* TestClock.adjust("59 minutes")
+      assert.strictEqual(fake.children.length, 4)
+      yield* TestClock.adjust("1 minute")
+      const again = yield* until("looping", (row) => row.status === "crash-loop" && row.restarts === 4)
+      assert.strictEqual(fake.children.length, 5)
+      assert.strictEqual(yield* announced(again), 3_600_000)
+    }).pipe(
+      Effect.provide(
+        fake.layer(`
+          [sources.looping]
+          command = ["fake"]
+          restart_backoff = "20ms"
+          restart_backoff_max = "50ms"
+          max_restarts = 3
+          crash_loop_retry = "1h"
+        `)
+      )
+    )
+  })
+
+  it.scoped("restart = never, missing secrets and auth errors never start again", () => {
+    const fake = fakeChildren((instance) =>
+      instance === "auth"
+        ? new SourceError({ instance, reason: "Initialize", detail: "error 401", auth: true })
+        : undefined
+    )
+    return Effect.gen(function* () {
+      yield* settled
+      const sources = yield* Sources
+      // auth and never were started once; secret was never spawned.
+      assert.strictEqual(fake.children.length, 2)
+      yield* fake.kill("never")
+      yield* until("never", (row) => row.status === "down")
+      yield* TestClock.adjust("1 day")
+      assert.strictEqual(fake.children.length, 2)
+      assert.deepStrictEqual(
+        (yield* sources.health).map((row) => [row.name, row.status, row.restarts]),
+        [
+          ["auth", "unauthenticated", 0],
+          ["never", "down", 0],
+          ["secret", "unauthenticated", 0]
+        ]
+      )
+    }).pipe(
+      Effect.provide(
+        fake.layer(`
+          [sources.auth]
+          command = ["fake"]
+          [sources.never]
+          command = ["fake"]
+          restart = "never"
+          [sources.secret]
+          command = ["fake"]
+          env = { TOKEN = "\${NOT_SET}" }
+        `)
+      )
+    )
+  })
+
+  it.effect("shutdown while a restart is pending starts nothing more, even past the due time", () => {
+    const fake = fakeChildren()
+    return Effect.gen(function* () {
+      const scope = yield* Scope.make()
+      const context = yield* Layer.buildWithScope(
+        fake.layer(`
+          [sources.srv]
+          command = ["fake"]
+          restart_backoff = "1s"
+        `),
+        scope
+      )
+      yield* Effect.gen(function* () {
+        yield* settled
+        yield* fake.kill("srv")
+        yield* until("srv", (row) => row.nextRetryAt !== null)
+      }).pipe(Effect.provide(context))
+      yield* Scope.close(scope, Exit.void)
+      yield* TestClock.adjust("1 hour")
+      assert.strictEqual(fake.children.length, 1)
+    })
+  })
 })
 
 describe("Reaper", () => {

@@ -1,0 +1,186 @@
+import { Data, Duration, Option } from "effect"
+import { CallError, type SourceError } from "../../domain/Errors.js"
+import { HealthRow, type Status } from "../../domain/Health.js"
+import type { Tool } from "../../domain/Mcp.js"
+import type { Connection } from "../SourceClient.js"
+import type { LiveSurface } from "../SourceClient/Surface.js"
+import type { Diagnostics } from "./Diagnostics.js"
+import type { Decision } from "./Policy.js"
+import * as Policy from "./Policy.js"
+
+/**
+ * One configured instance as the supervisor sees it, and its transitions: pure values, no effects. The seed's
+ * `Instance` (name, spawn time, tools, client while running) with the lifecycle the seed kept in its Manager.
+ *
+ *   Starting ──running──▶ Running ──failed──▶ Down ──restarting──▶ Starting (spawning: a child is spawned)
+ *                           └─ surfaceChanged (re-listed tools)
+ */
+
+/** What every state carries. */
+interface Common {
+  readonly name: string
+  /** Why the instance is not running; kept while a restart is under way, so Health says why it restarts. */
+  readonly error: Option.Option<SourceError>
+  /**
+   * The tools this instance contributes to the catalog. Kept while a restart is pending, so a child that comes back
+   * with the same tools changes nothing the host sees; emptied when the instance stops for good or crash-loops.
+   */
+  readonly tools: ReadonlyArray<Tool>
+  /** The names of `tools`, built when the tools change (callTool's lookup). */
+  readonly toolNames: ReadonlySet<string>
+  /** Spawn time of the current (or last) child. */
+  readonly startedAt: Option.Option<Date>
+  readonly startupMs: Option.Option<number>
+  /** Restarts performed since clawtool started. */
+  readonly restarts: number
+}
+
+export type Instance = Data.TaggedEnum<{
+  Starting: Common
+  Running: Common & {
+    readonly connection: Connection
+    /** When the current child finished initialize and tools/list. */
+    readonly runningSince: Date
+  }
+  Down: Common & {
+    readonly status: "down" | "unauthenticated" | "crash-loop"
+    /** When the next restart is due; none when the instance stays down. */
+    readonly nextRetryAt: Option.Option<Date>
+  }
+}>
+const { Down, Running, Starting } = Data.taggedEnum<Instance>()
+
+const noTools: ReadonlyArray<Tool> = []
+const noNames: ReadonlySet<string> = new Set()
+
+/** Configured, before its first spawn. */
+export const make = (name: string): Instance =>
+  Starting({
+    name,
+    error: Option.none(),
+    tools: noTools,
+    toolNames: noNames,
+    startedAt: Option.none(),
+    startupMs: Option.none(),
+    restarts: 0
+  })
+
+const common = (self: Instance): Common => ({
+  name: self.name,
+  error: self.error,
+  tools: self.tools,
+  toolNames: self.toolNames,
+  startedAt: self.startedAt,
+  startupMs: self.startupMs,
+  restarts: self.restarts
+})
+
+/** Same tools, field for field: a restart that lists them again keeps the old array, so nothing downstream rebuilds. */
+const sameTools = (a: ReadonlyArray<Tool>, b: ReadonlyArray<Tool>) =>
+  a === b || (a.length === b.length && JSON.stringify(a) === JSON.stringify(b))
+
+const withTools = (self: Instance, tools: ReadonlyArray<Tool>) =>
+  sameTools(self.tools, tools)
+    ? { tools: self.tools, toolNames: self.toolNames }
+    : { tools, toolNames: new Set(tools.map((tool) => tool.name)) }
+
+export const status = (self: Instance): Status =>
+  self._tag === "Starting" ? "starting" : self._tag === "Running" ? "running" : self.status
+
+/** A child is being spawned (the last error stays until it runs). */
+export const spawning = (self: Instance, at: Date): Instance =>
+  Starting({ ...common(self), startedAt: Option.some(at), startupMs: Option.none() })
+
+/**
+ * The child answered initialize and tools/list: the connection and its tools are swapped in one step, never a running
+ * instance with the old child's tools, nor one with none.
+ */
+export const running = (self: Instance, connection: Connection, at: Date): Instance =>
+  Running({
+    ...common(self),
+    ...withTools(self, connection.tools),
+    error: Option.none(),
+    startupMs: Option.map(self.startedAt, (started) => at.getTime() - started.getTime()),
+    connection,
+    runningSince: at
+  })
+
+/**
+ * A re-listing (after list_changed) swapped this child's tools; a failed one keeps them and shows its error. Only
+ * while this connection is the current one, so a recorded failure is never overwritten.
+ */
+export const surfaceChanged = (
+  self: Instance,
+  connection: Connection,
+  surface: Pick<LiveSurface, "tools" | "error">
+): Instance =>
+  self._tag === "Running" && self.connection === connection
+    ? Running({ ...self, ...withTools(self, surface.tools), error: Option.fromNullable(surface.error) })
+    : self
+
+/** The child failed (or never started) and the policy decided; `at` is when, for the next retry time. */
+export const failed = (self: Instance, error: SourceError, decision: Decision, at: Date): Instance =>
+  Down({
+    ...common(self),
+    ...(decision._tag === "Restart" ? {} : { tools: noTools, toolNames: noNames }),
+    error: Option.some(error),
+    status: decision._tag === "CrashLoop" ? "crash-loop" : Policy.unauthenticated(error) ? "unauthenticated" : "down",
+    nextRetryAt:
+      decision._tag === "Stop" ? Option.none() : Option.some(new Date(at.getTime() + Duration.toMillis(decision.delay)))
+  })
+
+/** The wait is over: one more restart, starting now (the reason stays until the new child runs). */
+export const restarting = (self: Instance): Instance =>
+  self._tag === "Down" ? Starting({ ...common(self), restarts: self.restarts + 1 }) : self
+
+/** The child serving calls, if the instance is running. */
+export const connectionOf = (self: Instance | undefined): Connection | undefined =>
+  self?._tag === "Running" ? self.connection : undefined
+
+const reasonOf = (error: SourceError) => `${error.reason}: ${error.detail}`
+const iso = (date: Date) => date.toISOString()
+
+/** The one refusal of a request to an instance that is not running; retryable unless its credentials are missing. */
+export const notRunning = (self: Instance, tool: string): CallError =>
+  new CallError({
+    tool,
+    reason: "NotRunning",
+    detail:
+      `source "${self.name}" is not running (${Option.match(self.error, { onNone: () => status(self), onSome: reasonOf })})` +
+      (self._tag === "Down" && Option.isSome(self.nextRetryAt)
+        ? `; next restart at ${iso(self.nextRetryAt.value)}`
+        : ""),
+    retryable: status(self) !== "unauthenticated"
+  })
+
+/** A request to an instance that is not configured (or not enabled). */
+export const noSuchInstance = (instance: string, tool: string): CallError =>
+  new CallError({ tool, reason: "NoSuchInstance", detail: `no source instance named "${instance}"` })
+
+/** A tools/call to a tool the instance does not serve. */
+export const noSuchTool = (self: Instance, name: string, tool: string): CallError =>
+  new CallError({ tool, reason: "NoSuchTool", detail: `source "${self.name}" has no tool named "${name}"` })
+
+/** The Health row of an instance; `now` is the Clock time (ms) uptime is measured at. */
+export const healthRow = (
+  self: Instance,
+  facts: { readonly package: string; readonly diagnostics: Diagnostics; readonly now: number }
+): HealthRow => {
+  const lastExit = facts.diagnostics.lastExit
+  return new HealthRow({
+    name: self.name,
+    status: status(self),
+    reason: Option.match(self.error, { onNone: () => "", onSome: reasonOf }),
+    toolCount: self.tools.length,
+    package: facts.package,
+    pid: self._tag === "Running" ? self.connection.pid : null,
+    startedAt: Option.match(self.startedAt, { onNone: () => null, onSome: iso }),
+    startupMs: Option.getOrNull(self.startupMs),
+    stderrTail: facts.diagnostics.stderrTail,
+    restarts: self.restarts,
+    lastExit: lastExit === undefined ? null : { code: lastExit.code, signal: lastExit.signal, at: iso(lastExit.at) },
+    nextRetryAt: self._tag === "Down" ? Option.match(self.nextRetryAt, { onNone: () => null, onSome: iso }) : null,
+    uptimeMs: self._tag === "Running" ? facts.now - self.runningSince.getTime() : null,
+    stdoutGarbage: facts.diagnostics.stdoutGarbage
+  })
+}
