@@ -1,8 +1,11 @@
 // The SDK adapter (ADR 002): every SDK internal clawtool touches is checked at construction, and a missing or
-// re-typed member fails with a clear message instead of drifting silently. Also the one cancel map (Cancels).
+// re-typed member fails with a clear message instead of drifting silently. Also the one cancel map (Cancels) and the
+// shared SDK-shape helpers.
 import { assert, describe, it } from "@effect/vitest"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { Server } from "@modelcontextprotocol/sdk/server/index.js"
+import { McpError } from "@modelcontextprotocol/sdk/types.js"
+import { Effect } from "effect"
 import { Cancels } from "../src/transport/Cancels.js"
 import {
   assertMembers,
@@ -12,6 +15,7 @@ import {
   serverInternals,
   serverMembers
 } from "../src/transport/Sdk.js"
+import { maxPages, mcpErrorText, noTimeout, paginate, peerMessage } from "../src/transport/SdkShape.js"
 
 const server = () => new Server({ name: "t", version: "1" }, { capabilities: {} })
 const client = () => new Client({ name: "t", version: "1" })
@@ -105,4 +109,42 @@ describe("Cancels", () => {
     assert.isFalse(cancels.observe({ jsonrpc: "2.0", method: "notifications/progress", params: { requestId: 1 } }))
     assert.isFalse(cancels.observe(notice(null)))
   })
+})
+
+describe("SDK-shape helpers", () => {
+  it("the relay's error text is the SDK's McpError text, and the peer's words come back out of it", () => {
+    const error = new McpError(-32050, "backend exploded")
+    assert.strictEqual(mcpErrorText(-32050, "backend exploded"), error.message)
+    assert.strictEqual(peerMessage(error.message), "backend exploded")
+    assert.strictEqual(peerMessage("no prefix: kept"), "no prefix: kept")
+  })
+
+  it.effect("paginate follows string cursors until none, a repeated one, or maxPages", () =>
+    Effect.gen(function* () {
+      const asked: Array<string | undefined> = []
+      const pages: Record<string, { items: Array<number>; nextCursor?: unknown }> = {
+        first: { items: [1], nextCursor: "b" },
+        b: { items: [2], nextCursor: "c" },
+        c: { items: [3], nextCursor: 42 }
+      }
+      const all = yield* paginate(
+        (cursor) => Effect.sync(() => (asked.push(cursor), pages[cursor ?? "first"]!)),
+        (page) => page.items
+      )
+      assert.deepStrictEqual(all, [1, 2, 3])
+      assert.deepStrictEqual(asked, [undefined, "b", "c"])
+      const repeated = yield* paginate(
+        () => Effect.succeed({ items: [0], nextCursor: "same" }),
+        (page) => page.items
+      )
+      assert.deepStrictEqual(repeated, [0, 0])
+      let count = 0
+      const endless = yield* paginate(
+        () => Effect.sync(() => ({ items: [count], nextCursor: `c${count++}` })),
+        (page) => page.items
+      )
+      assert.strictEqual(endless.length, maxPages)
+      assert.strictEqual(noTimeout, 2 ** 31 - 1)
+    })
+  )
 })
