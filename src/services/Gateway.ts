@@ -1,4 +1,3 @@
-import { Protocol } from "@modelcontextprotocol/sdk/shared/protocol.js"
 import { Server } from "@modelcontextprotocol/sdk/server/index.js"
 import {
   ErrorCode,
@@ -11,12 +10,17 @@ import {
 } from "@modelcontextprotocol/sdk/types.js"
 import { Deferred, Effect, Either, Layer, Option, Queue, Runtime, Stream } from "effect"
 import * as z from "zod"
-import type { CallError } from "../domain/Errors.js"
-import { errorResult, type CallToolResult, type JsonObject } from "../domain/Mcp.js"
+import * as CallPlan from "../domain/CallPlan.js"
+import type { JsonObject } from "../domain/Mcp.js"
 import { isJsonObject, RpcError } from "../domain/Surface.js"
+import { Cancels } from "../transport/Cancels.js"
+import { type HandlerExtra, type RawHandler, serverInternals } from "../transport/Sdk.js"
+import { jsonRpcError, noTimeout, peerMessage } from "../transport/SdkShape.js"
 import { rawResult, StdioServerTransport } from "../transport/StdioServerTransport.js"
 import { unvalidated } from "../transport/Unvalidated.js"
 import * as Version from "../version.js"
+import * as CallPath from "./Gateway/CallPath.js"
+import { callErrorResult, invalidParams, serialised, unserialisable } from "./Gateway/Replies.js"
 import { HostBridge } from "./HostBridge.js"
 import { Registry } from "./Registry.js"
 import type { Progress } from "./SourceClient.js"
@@ -25,32 +29,8 @@ import { Tracing } from "./Tracing.js"
 
 // Loose request schemas: params are checked here with precise JSON-RPC errors (-32602), and results are
 // relayed without re-validating them against schemas the gateway does not own (ADR-002).
-const ListToolsRequest = z.object({ method: z.literal("tools/list"), params: z.unknown().optional() })
-const CallToolRequest = z.object({ method: z.literal("tools/call"), params: z.unknown().optional() })
 const AnyRequest = (method: string) => z.object({ method: z.literal(method), params: z.unknown().optional() })
 const AnyResult = z.looseObject({})
-
-type Handler = (
-  request: { method: string; params?: unknown },
-  extra: {
-    signal: AbortSignal
-    requestId: string | number
-    sendNotification: (notification: ServerNotification) => Promise<void>
-  }
-) => Promise<unknown>
-
-/** Registers on the base Protocol, skipping Server's result re-validation wrapper for tools/call. */
-const setRawRequestHandler = (server: Server, schema: unknown, handler: Handler) =>
-  (Protocol.prototype.setRequestHandler as (this: Server, schema: unknown, handler: Handler) => void).call(
-    server,
-    schema,
-    handler
-  )
-
-const isPlainObject = isJsonObject
-const noop = () => {}
-
-const invalidParams = (message: string) => new McpError(ErrorCode.InvalidParams, message)
 
 /** The params without the host's progressToken (the SDK adds its own downstream); an emptied `_meta` goes too. */
 const withoutProgressToken = (params: JsonObject, meta: JsonObject): JsonObject => {
@@ -58,25 +38,6 @@ const withoutProgressToken = (params: JsonObject, meta: JsonObject): JsonObject 
   const { _meta: _old, ...others } = params
   return Object.keys(rest).length === 0 ? others : { ...others, _meta: rest }
 }
-
-/** Thrown from a handler, the SDK answers exactly this JSON-RPC error (it reads `code`, `message`, `data`). */
-const jsonRpcError = (error: RpcError): Error =>
-  Object.assign(new Error(error.detail), {
-    code: error.code,
-    ...(error.data === undefined ? {} : { data: error.data })
-  })
-
-/** A call that cannot be delivered becomes an isError result the agent can read, with the structure in `_meta`. */
-const callErrorResult = (error: CallError): CallToolResult =>
-  errorResult(error.reason === "Child" ? `${error.tool} failed: ${error.detail}` : error.detail, {
-    clawtool: {
-      error: {
-        reason: error.reason,
-        retryable: error.retryable,
-        ...(error.code === undefined ? {} : { code: error.code })
-      }
-    }
-  })
 
 /**
  * What clawtool serves, whatever its children do: every method is routed per instance and answered -32601 naming
@@ -95,8 +56,6 @@ export const gatewayCapabilities = {
 export const tasksSince = "2025-11-25"
 
 const logLevels = LoggingLevelSchema.options as ReadonlyArray<string>
-/** A reverse request can wait for a human (sampling approval, elicitation): only the child's own timeout bounds it. */
-const noTimeout = 2_147_483_647
 
 /**
  * The MCP edge facing the host: the SDK's low-level Server over clawtool's stdio transport. `initialize` is
@@ -124,25 +83,14 @@ export class Gateway extends Effect.Service<Gateway>()("clawtool/Gateway", {
       { name: Version.name, version: Version.version },
       { capabilities: gatewayCapabilities, jsonSchemaValidator: unvalidated }
     )
+    // Every SDK internal the Gateway uses, checked now (ADR 002).
+    const sdk = serverInternals(server)
     server.onerror = (error) => Runtime.runSync(runtime)(Effect.logDebug(`mcp: ${error.message}`))
     // Hosts on the SDK ignore a cancel of request id 0 (a falsy check in Protocol._oncancel): clawtool's requests to
     // the host (forwarded sampling, elicitation, roots) start at 1, so each of them can be cancelled.
-    Object.assign(server, { _requestMessageId: 1 })
-
-    // The SDK negotiates the version (the host's if supported, else the latest); tasks are advertised only with 2025-11-25.
-    const sdkInitialize = (
-      server as unknown as {
-        _oninitialize: (request: unknown) => Promise<{ protocolVersion: string; capabilities: JsonObject }>
-      }
-    )._oninitialize.bind(server)
-    setRawRequestHandler(server, InitializeRequestSchema, async (request) => {
-      const result = await sdkInitialize(request)
-      // After this answer is written (the next turn of the event loop), the children spawn.
-      setImmediate(() => Runtime.runSync(runtime)(bridge.answered))
-      if (result.protocolVersion >= tasksSince) return result
-      const { tasks: _tasks, ...capabilities } = result.capabilities
-      return { ...result, capabilities }
-    })
+    sdk.startRequestIdsAt(1)
+    // The host's cancels, for relayed calls and SDK handlers alike (id 0 included): one map, see CallPath.
+    const cancels = new Cancels(sdk.abortHandler)
 
     /** A reverse request from a child, sent to the host; interrupting it (the child cancelled) cancels it there. */
     const hostRequest = (instance: string, method: string, params: JsonObject | undefined) =>
@@ -154,6 +102,7 @@ export class Gateway extends Effect.Service<Gateway>()("clawtool/Gateway", {
               ...(params === undefined ? {} : { params: registry.forward.mapReverseParams(instance, params) })
             } as never,
             AnyResult,
+            // A reverse request can wait for a human (sampling approval, elicitation): only the child's timeout bounds it.
             { signal, timeout: noTimeout }
           ) as Promise<JsonObject>,
         catch: (cause) =>
@@ -161,7 +110,7 @@ export class Gateway extends Effect.Service<Gateway>()("clawtool/Gateway", {
             ? new RpcError({
                 reason: "Peer",
                 code: cause.code,
-                detail: cause.message.replace(/^MCP error -?\d+: /, ""),
+                detail: peerMessage(cause.message),
                 ...(cause.data === undefined ? {} : { data: cause.data })
               })
             : new RpcError({
@@ -183,14 +132,26 @@ export class Gateway extends Effect.Service<Gateway>()("clawtool/Gateway", {
       )
 
     /** When the host's request carries a progressToken: progress comes back under it (the SDK uses its own downstream). */
-    const progressFor = (meta: JsonObject | undefined, extra: Parameters<Handler>[1]) => {
-      const progressToken = meta?.progressToken
-      return typeof progressToken === "string" || typeof progressToken === "number"
-        ? (progress: Progress) =>
+    const progressFor = (meta: JsonObject | undefined, extra: HandlerExtra) => {
+      const progressToken = CallPlan.hostProgressToken(meta)
+      return progressToken === undefined
+        ? undefined
+        : (progress: Progress) =>
             void extra
               .sendNotification({ method: "notifications/progress", params: { ...progress, progressToken } })
               .catch(() => {})
-        : undefined
+    }
+
+    // === handlers =====================================================================================================
+
+    /** The SDK negotiates the version (the host's if supported, else the latest); tasks only with 2025-11-25. */
+    const initialize: RawHandler = async (request) => {
+      const result = await sdk.initialize(request)
+      // After this answer is written (the next turn of the event loop), the children spawn.
+      setImmediate(() => Runtime.runSync(runtime)(bridge.answered))
+      if (result.protocolVersion >= tasksSince) return result
+      const { tasks: _tasks, ...capabilities } = result.capabilities
+      return { ...result, capabilities }
     }
 
     const listTools = Effect.gen(function* () {
@@ -199,29 +160,17 @@ export class Gateway extends Effect.Service<Gateway>()("clawtool/Gateway", {
       return rawResult(yield* registry.listJson)
     })
 
-    setRawRequestHandler(server, ListToolsRequest, (_request, extra) => run(listTools, extra.signal))
-
-    setRawRequestHandler(server, CallToolRequest, (request, extra) => {
-      const params = request.params
-      if (!isPlainObject(params) || typeof params.name !== "string") {
-        return Promise.reject(invalidParams("tools/call needs params.name (a string)"))
-      }
-      const args = params.arguments
-      if (args !== undefined && !isPlainObject(args)) {
-        return Promise.reject(invalidParams(`tools/call arguments for "${params.name}" must be an object`))
-      }
-      const task = params.task
-      if (task !== undefined && !isPlainObject(task)) {
-        return Promise.reject(invalidParams(`tools/call task for "${params.name}" must be an object`))
-      }
-      const meta = isPlainObject(params._meta) ? params._meta : undefined
+    /** tools/call on the SDK path: what CallPlan sends here (progress, task, trace context, failures to explain). */
+    const callTool: RawHandler = (request, extra) => {
+      const parsed = CallPlan.parse(request.params)
+      if (!parsed.ok) return Promise.reject(invalidParams(parsed.invalid))
+      const { name, arguments: args, task, meta } = parsed.call
       // The host's progressToken is never sent on raw: the SDK puts its own token on the child request and
       // each progress notification goes back under the host's token.
       const { progressToken: _token, ...forwardedMeta } = meta ?? {}
       const onProgress = progressFor(meta, extra)
       // The server span wraps the whole call; the child gets the client span's traceparent merged into the
       // host's _meta, and the result's _meta.traceparent names clawtool's server span (SEP-414).
-      const name = params.name
       const call = tracing.toolCall({
         wire: name,
         requestId: extra.requestId,
@@ -230,7 +179,9 @@ export class Gateway extends Effect.Service<Gateway>()("clawtool/Gateway", {
         call: (_meta) => registry.call(name, { arguments: args, _meta, task }, { onProgress }),
         recover: callErrorResult
       })
-      if (task === undefined) return run(call, extra.signal)
+      // Serialised here, where a result too deep for the stack can still be answered (as on the relay).
+      const answer = (result: unknown) => serialised(result, (cause) => callErrorResult(unserialisable(name, cause)))
+      if (task === undefined) return run(call, extra.signal).then(answer)
       // A task-augmented call needs a child that declared task support: a JSON-RPC error otherwise, since the
       // host expects a CreateTaskResult, not a tool result.
       const checked = Effect.gen(function* () {
@@ -244,21 +195,22 @@ export class Gateway extends Effect.Service<Gateway>()("clawtool/Gateway", {
         }
         yield* registry.forward.checkTaskCall(instance.value)
       })
-      return runRpc(checked, extra.signal).then(() => run(call, extra.signal))
-    })
+      return runRpc(checked, extra.signal).then(() => run(call, extra.signal).then(answer))
+    }
 
     /**
      * A forwarded method: params must be an object; the host's progressToken is replaced downstream and its progress
      * comes back under the host's token; the child's error (or the routing error) is the answer.
      */
-    const forward = (
-      method: string,
-      handle: (params: JsonObject, options: RequestOptions) => Effect.Effect<JsonObject, RpcError>
-    ) =>
-      setRawRequestHandler(server, AnyRequest(method), (request, extra) => {
+    const forward =
+      (
+        method: string,
+        handle: (params: JsonObject, options: RequestOptions) => Effect.Effect<JsonObject, RpcError>
+      ): RawHandler =>
+      (request, extra) => {
         const params = request.params ?? {}
-        if (!isPlainObject(params)) return Promise.reject(invalidParams(`${method} params must be an object`))
-        const meta = isPlainObject(params._meta) ? params._meta : undefined
+        if (!isJsonObject(params)) return Promise.reject(invalidParams(`${method} params must be an object`))
+        const meta = isJsonObject(params._meta) ? params._meta : undefined
         const onProgress = progressFor(meta, extra)
         const forwarded = meta?.progressToken === undefined ? params : withoutProgressToken(params, meta)
         return runRpc(
@@ -267,37 +219,23 @@ export class Gateway extends Effect.Service<Gateway>()("clawtool/Gateway", {
           ),
           extra.signal
         )
-      })
+      }
 
     /** A list waits for every source's first start, like tools/list. */
     const settled = <A>(effect: Effect.Effect<A>) => Effect.zipRight(registry.awaitSettled, effect)
     const forwardTo = registry.forward
 
-    forward("resources/list", () => settled(forwardTo.listResources))
-    forward("resources/templates/list", () => settled(forwardTo.listResourceTemplates))
-    forward("resources/read", (params, options) => forwardTo.readResource(params, options))
-    for (const [method, on] of [
-      ["resources/subscribe", true],
-      ["resources/unsubscribe", false]
-    ] as const) {
+    const subscription = (method: "resources/subscribe" | "resources/unsubscribe", on: boolean) =>
       forward(method, (params) =>
         Effect.flatMap(forwardTo.subscription(method, params), ({ result, route }) =>
           Effect.as(bridge.remember(route.instance, route.uri, on), result)
         )
       )
-    }
-    forward("prompts/list", () => settled(forwardTo.listPrompts))
-    forward("prompts/get", (params, options) => forwardTo.getPrompt(params, options))
-    forward("completion/complete", (params) => forwardTo.complete(params))
-    forward("tasks/get", (params) => forwardTo.getTask(params))
-    forward("tasks/result", (params, options) => forwardTo.taskResult(params, options))
-    forward("tasks/list", () => forwardTo.listTasks)
-    forward("tasks/cancel", (params) => forwardTo.cancelTask(params))
 
     // logging/setLevel: remembered for children that start later, sent to every running child with logging, and
     // applied here too, so a child that ignores it cannot flood the host.
     let hostLevel: string | undefined
-    forward("logging/setLevel", (params) =>
+    const setLevel = forward("logging/setLevel", (params) =>
       Effect.gen(function* () {
         const level = params.level
         if (typeof level !== "string" || !logLevels.includes(level)) {
@@ -315,6 +253,30 @@ export class Gateway extends Effect.Service<Gateway>()("clawtool/Gateway", {
     )
     const belowLevel = (level: unknown) =>
       hostLevel !== undefined && typeof level === "string" && logLevels.indexOf(level) < logLevels.indexOf(hostLevel)
+
+    /** Every request the host can send, by method (plain tools/calls are taken earlier by the relay, see CallPath). */
+    const handlers: Readonly<Record<string, RawHandler>> = {
+      initialize,
+      "tools/list": (_request, extra) => run(listTools, extra.signal),
+      "tools/call": callTool,
+      "resources/list": forward("resources/list", () => settled(forwardTo.listResources)),
+      "resources/templates/list": forward("resources/templates/list", () => settled(forwardTo.listResourceTemplates)),
+      "resources/read": forward("resources/read", (params, options) => forwardTo.readResource(params, options)),
+      "resources/subscribe": subscription("resources/subscribe", true),
+      "resources/unsubscribe": subscription("resources/unsubscribe", false),
+      "prompts/list": forward("prompts/list", () => settled(forwardTo.listPrompts)),
+      "prompts/get": forward("prompts/get", (params, options) => forwardTo.getPrompt(params, options)),
+      "completion/complete": forward("completion/complete", (params) => forwardTo.complete(params)),
+      "tasks/get": forward("tasks/get", (params) => forwardTo.getTask(params)),
+      "tasks/result": forward("tasks/result", (params, options) => forwardTo.taskResult(params, options)),
+      "tasks/list": forward("tasks/list", () => forwardTo.listTasks),
+      "tasks/cancel": forward("tasks/cancel", (params) => forwardTo.cancelTask(params)),
+      "logging/setLevel": setLevel
+    }
+    for (const [method, handler] of Object.entries(handlers)) {
+      // initialize keeps the SDK's own request schema (a malformed initialize is refused as before).
+      sdk.setRawRequestHandler(method === "initialize" ? InitializeRequestSchema : AnyRequest(method), handler)
+    }
 
     // The host's roots changed: every child that declared roots.listChanged hears it (and asks roots/list again).
     server.setNotificationHandler(RootsListChangedNotificationSchema, () =>
@@ -358,46 +320,11 @@ export class Gateway extends Effect.Service<Gateway>()("clawtool/Gateway", {
       )
     })
 
-    /**
-     * The call relay (ADR 009): a plain tools/call (no progress asked, no task, no trace context, a listed tool of a
-     * running source) goes from the host's line to the child's and back without the SDK or an Effect per call. Every
-     * other request, and every call the relay declines, takes the SDK path above, which answers the same way.
-     */
-    const relayed = new Map<string | number, () => void>()
-    const intercept = (transport: StdioServerTransport) => (message: Record<string, unknown>) => {
-      if (message.method === "notifications/cancelled") {
-        const requestId = (message.params as JsonObject | undefined)?.requestId
-        const cancel =
-          typeof requestId === "string" || typeof requestId === "number" ? relayed.get(requestId) : undefined
-        if (cancel === undefined) return false
-        relayed.delete(requestId as string | number)
-        cancel()
-        return true
-      }
-      if (message.method !== "tools/call" || !tracing.untraced) return false
-      const id = message.id
-      const params = message.params
-      if ((typeof id !== "string" && typeof id !== "number") || relayed.has(id)) return false
-      if (!isPlainObject(params) || typeof params.name !== "string" || params.task !== undefined) return false
-      const args = params.arguments
-      const meta = params._meta
-      if (args !== undefined && !isPlainObject(args)) return false
-      if (meta !== undefined && (!isPlainObject(meta) || "progressToken" in meta || "traceparent" in meta)) return false
-      relayed.set(id, noop)
-      const cancel = registry.relayCall(params.name, { arguments: args, _meta: meta }, (outcome) => {
-        if (relayed.delete(id))
-          transport.reply(id, Either.isRight(outcome) ? outcome.right : callErrorResult(outcome.left))
-      })
-      if (cancel === undefined) relayed.delete(id)
-      else if (relayed.has(id)) relayed.set(id, cancel)
-      return cancel !== undefined
-    }
-
     /** Serves until the host closes stdin (or the fiber is interrupted by SIGINT/SIGTERM). */
     const serve = Effect.gen(function* () {
       const closed = yield* Deferred.make<void>()
       const transport = new StdioServerTransport()
-      transport.intercept = intercept(transport)
+      transport.intercept = CallPath.intercept({ transport, registry, cancels, untraced: tracing.untraced })
       server.onclose = () => Deferred.unsafeDone(closed, Effect.void)
       yield* Effect.acquireRelease(
         Effect.promise(() => server.connect(transport)),

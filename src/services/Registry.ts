@@ -1,4 +1,5 @@
 import { Effect, Either, Option, Runtime } from "effect"
+import * as CallPlan from "../domain/CallPlan.js"
 import { CallError } from "../domain/Errors.js"
 import type { CallToolRequest, CallToolResult, JsonObject, Tool } from "../domain/Mcp.js"
 import * as WireName from "../domain/WireName.js"
@@ -170,19 +171,20 @@ export class Registry extends Effect.Service<Registry>()("clawtool/Registry", {
       })
 
     /**
-     * `call` without an Effect per call (ADR 009), for a plain call (the Gateway checked: no progress asked, no task,
-     * no trace context) to a listed tool of a running source: undefined when any of that is not so, and the caller
-     * takes `call` instead, which also explains every failure. Returns the cancel; `done` is never called synchronously.
+     * `call` without an Effect per call (ADR 009), for a call CallPlan lets through (the Gateway checked its side: no
+     * progress asked, no task, no trace context; here CallPlan.forRoute: a listed tool of a running source): undefined
+     * otherwise, and the caller takes `call` instead, which also explains every failure. Returns the cancel; `done` is never called synchronously.
      */
     const relayCall = (
       wire: string,
       request: { readonly arguments?: JsonObject | undefined; readonly _meta?: JsonObject | undefined },
       done: (outcome: Either.Either<CallToolResult, CallError>) => void
     ): (() => void) | undefined => {
-      if (manifest.byName.has(wire)) return undefined
-      const route = catalogNow().routes.get(wire)
+      const core = manifest.byName.has(wire)
+      const route = core ? undefined : catalogNow().routes.get(wire)
       const connection = route === undefined ? undefined : sources.connectionNow(route.instance)
-      if (route === undefined || connection === undefined) return undefined
+      const plan = CallPlan.forRoute({ core, listed: route !== undefined, running: connection !== undefined })
+      if (!plan.relay || route === undefined || connection === undefined) return undefined
       const forwarded: CallToolRequest = {
         name: route.tool,
         ...(request.arguments === undefined ? {} : { arguments: request.arguments }),

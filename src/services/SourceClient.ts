@@ -3,10 +3,13 @@ import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js"
 import { Deferred, Duration, Effect, Option, type Scope } from "effect"
 import { spawn } from "node:child_process"
 import * as z from "zod"
+import * as CallPlan from "../domain/CallPlan.js"
 import { CallError, SourceError } from "../domain/Errors.js"
 import type { CallToolRequest, CallToolResult, JsonObject, Tool } from "../domain/Mcp.js"
 import { ChildProcessTransport, type SpawnedChild } from "../transport/ChildProcessTransport.js"
 import { LineFramer } from "../transport/LineFramer.js"
+import { clientInternals } from "../transport/Sdk.js"
+import { noTimeout, paginate } from "../transport/SdkShape.js"
 import { unvalidated } from "../transport/Unvalidated.js"
 import * as Version from "../version.js"
 import type { HostPort } from "./HostBridge.js"
@@ -29,6 +32,8 @@ export interface LaunchSpec {
   readonly callTimeout?: Duration.Duration | undefined
   /** The host side (capabilities to declare, reverse requests, notifications); none declares nothing (tests). */
   readonly host?: HostPort | undefined
+  /** The relay's call_timeout timers: Node's unless a test injects a clock it advances itself. */
+  readonly relayTimers?: Relay.Timers | undefined
 }
 
 export interface ExitInfo {
@@ -77,9 +82,6 @@ const ListToolsResult = z.looseObject({
   nextCursor: z.string().optional()
 })
 const AnyResult = z.looseObject({})
-/** setTimeout's ceiling: the SDK's 60 s default must not cut long tool calls; call_timeout bounds them instead. */
-const noTimeout = 2_147_483_647
-const maxPages = 1000
 
 const killGroup = (pid: number, signal: NodeJS.Signals) => {
   try {
@@ -127,6 +129,8 @@ const connect = Effect.fn("SourceClient.connect")(function* (spec: LaunchSpec, r
     { capabilities: declared, jsonSchemaValidator: unvalidated }
   )
   client.onerror = () => {} // transport-level noise is reported through onGarbage / exit; never throw from here
+  // Every SDK internal SourceClient uses, checked now (ADR 002).
+  const sdk = clientInternals(client)
 
   const exitDetail: Effect.Effect<ExitInfo | undefined> = Deferred.poll(exited).pipe(
     Effect.flatMap(Option.match({ onNone: () => Effect.succeed(undefined), onSome: (done) => done }))
@@ -152,9 +156,13 @@ const connect = Effect.fn("SourceClient.connect")(function* (spec: LaunchSpec, r
   const relay = Relay.make({
     instance: spec.instance,
     send: (lines) => void transport.sendLine(lines).catch(() => {}),
-    callTimeoutMs: timeoutMs
+    callTimeoutMs: timeoutMs,
+    timers: spec.relayTimers
   })
-  transport.intercept = (message) => relay.receive(message) || surface.observeCancel(message)
+  // Relayed answers first; then progress, dispatched at once so a result in the same read cannot overtake it (the SDK
+  // would handle the progress a tick later, after the result removed its handler); then the reverse requests' cancels.
+  transport.intercept = (message) =>
+    relay.receive(message) || sdk.progressNow(message) || surface.observeCancel(message)
   const closeRelay = (code: number | null, signal: string | null) =>
     relay.close(`source "${spec.instance}" ${describeExit({ code, signal, at: new Date() })}`)
   if (child.exitCode !== null || child.signalCode !== null) closeRelay(child.exitCode, child.signalCode)
@@ -165,24 +173,21 @@ const connect = Effect.fn("SourceClient.connect")(function* (spec: LaunchSpec, r
     catch: (cause) => cause
   }).pipe(Effect.catchAll(handshakeFailure("Initialize")))
 
-  const listTools = Effect.gen(function* () {
-    const tools: Array<Tool> = []
-    let cursor: string | undefined
-    for (let page = 0; page < maxPages; page++) {
-      const result = yield* Effect.tryPromise({
+  const listTools = paginate(
+    (cursor) =>
+      Effect.tryPromise({
         try: (signal) =>
           client.request({ method: "tools/list", params: cursor === undefined ? {} : { cursor } }, ListToolsResult, {
             signal,
             timeout: noTimeout
           }),
         catch: (cause) => cause
-      }).pipe(Effect.catchAll(handshakeFailure("ListTools")))
-      tools.push(...(result.tools as ReadonlyArray<Tool>))
-      if (result.nextCursor === undefined || result.nextCursor === cursor) break
-      cursor = result.nextCursor
-    }
-    return tools as ReadonlyArray<Tool>
-  }).pipe(Effect.withSpan("SourceClient.listTools", { attributes: { "clawtool.instance": spec.instance } }))
+      }).pipe(Effect.catchAll(handshakeFailure("ListTools"))),
+    (page) => page.tools as ReadonlyArray<Tool>
+  ).pipe(
+    Effect.map((tools): ReadonlyArray<Tool> => tools),
+    Effect.withSpan("SourceClient.listTools", { attributes: { "clawtool.instance": spec.instance } })
+  )
 
   const tools = yield* listTools
   const members = yield* surface.start(tools, listTools)
@@ -190,7 +195,8 @@ const connect = Effect.fn("SourceClient.connect")(function* (spec: LaunchSpec, r
   const callTool = (request: CallToolRequest, options?: CallOptions) => {
     // The SDK resets a timeout on progress only when it asked for progress (onprogress set), so with a call_timeout
     // it asks even when the host did not, and drops what comes back.
-    const onprogress = options?.onProgress ?? (timeoutMs === undefined ? undefined : ignoreProgress)
+    const asked = CallPlan.childProgress(options?.onProgress !== undefined, timeoutMs)
+    const onprogress = asked === "forHost" ? options?.onProgress : asked === "keepAlive" ? ignoreProgress : undefined
     return Effect.tryPromise({
       try: (signal) =>
         client.request({ method: "tools/call", params: request }, AnyResult, {

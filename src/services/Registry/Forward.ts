@@ -2,6 +2,7 @@ import { Effect, Option } from "effect"
 import type { CallError } from "../../domain/Errors.js"
 import type { JsonObject } from "../../domain/Mcp.js"
 import { isJsonObject, RpcCode, RpcError } from "../../domain/Surface.js"
+import { paginate } from "../../transport/SdkShape.js"
 import type { ChildNotification } from "../HostBridge.js"
 import type { Connection } from "../SourceClient.js"
 import type { RequestOptions } from "../SourceClient/Surface.js"
@@ -58,8 +59,6 @@ const has = {
   taskToolCall: (c: Connection) => objectAt(c.capabilities, "tasks", "requests", "tools", "call") !== undefined,
   rootsNotice: (c: Connection) => objectAt(c.clientCapabilities, "roots")?.listChanged === true
 }
-
-const maxPages = 1000
 
 export const make = (sources: Sources, surface: Effect.Effect<S.Surface>) => {
   const connection = (instance: string) => Effect.mapError(sources.connection(instance), fromCallError)
@@ -174,19 +173,13 @@ export const make = (sources: Sources, surface: Effect.Effect<S.Surface>) => {
       Effect.forEach(
         running.filter(has.taskList),
         (child) =>
-          Effect.gen(function* () {
-            const tasks: Array<JsonObject> = []
-            let cursor: string | undefined
-            for (let page = 0; page < maxPages; page++) {
-              const result = yield* child.request("tasks/list", cursor === undefined ? {} : { cursor })
-              if (Array.isArray(result.tasks)) {
-                for (const task of result.tasks) if (isJsonObject(task)) tasks.push(S.mapTask(child.instance, task))
-              }
-              if (typeof result.nextCursor !== "string" || result.nextCursor === cursor) break
-              cursor = result.nextCursor
-            }
-            return tasks
-          }).pipe(
+          paginate(
+            (cursor) => child.request("tasks/list", cursor === undefined ? {} : { cursor }),
+            (page) =>
+              Array.isArray(page.tasks)
+                ? page.tasks.filter(isJsonObject).map((task) => S.mapTask(child.instance, task))
+                : []
+          ).pipe(
             Effect.catchAll((error) =>
               Effect.as(Effect.logDebug(`tasks/list on ${child.instance}: ${error.detail}`), [] as Array<JsonObject>)
             )

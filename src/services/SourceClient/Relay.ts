@@ -1,6 +1,8 @@
 import { Either } from "effect"
+import * as CallPlan from "../../domain/CallPlan.js"
 import { CallError } from "../../domain/Errors.js"
 import type { CallToolRequest, CallToolResult, JsonObject } from "../../domain/Mcp.js"
+import { mcpErrorText } from "../../transport/SdkShape.js"
 
 /**
  * tools/call below the SDK (ADR 009): the request is written to the child as one line and the answer taken from
@@ -22,10 +24,24 @@ export interface Relay {
   readonly close: (detail: string) => void
 }
 
+/** The call_timeout timers: Node's by default; a test injects a clock it advances itself. */
+export interface Timers<H = unknown> {
+  readonly set: (expire: (id: string) => void, ms: number, id: string) => H
+  readonly clear: (handle: H) => void
+  /** Restarts the full period (progress keeps a call alive). */
+  readonly refresh: (handle: H) => void
+}
+
+const nodeTimers: Timers<ReturnType<typeof setTimeout>> = {
+  set: (expire, ms, id) => setTimeout(expire, ms, id),
+  clear: (handle) => clearTimeout(handle),
+  refresh: (handle) => void handle.refresh()
+}
+
 interface Pending {
   readonly tool: string
   readonly done: Done
-  readonly timer: ReturnType<typeof setTimeout> | undefined
+  readonly timer: unknown
 }
 
 /** No answer or progress within call_timeout: the same error on the relay and on the SDK path. */
@@ -40,6 +56,14 @@ export const timeoutError = (tool: string, timeoutMs: number) =>
 export const transportError = (tool: string, detail: string) =>
   new CallError({ tool, reason: "Transport", detail, retryable: true })
 
+/** Params JSON cannot write (too deep for the stack): the call ends here, the child never sees it. */
+export const unserialisableArguments = (tool: string, cause: unknown) =>
+  new CallError({
+    tool,
+    reason: "InvalidArguments",
+    detail: `${tool}: the call cannot be serialised for the source (${cause instanceof Error ? cause.message : String(cause)})`
+  })
+
 // String ids: the SDK client numbers its own requests, so the two never meet on the same pipe.
 const prefix = "clawtool-"
 
@@ -48,8 +72,11 @@ export const make = (options: {
   /** Writes one or more newline-terminated messages to the child. */
   readonly send: (lines: string) => void
   readonly callTimeoutMs?: number | undefined
+  readonly timers?: Timers | undefined
 }): Relay => {
   const { instance, send, callTimeoutMs } = options
+  const timers = (options.timers ?? nodeTimers) as Timers
+  const keepAlive = CallPlan.childProgress(false, callTimeoutMs) === "keepAlive"
   const pending = new Map<string, Pending>()
   let next = 0
   let closed: string | undefined
@@ -76,20 +103,27 @@ export const make = (options: {
     }
     const id = `${prefix}${++next}`
     // With a call_timeout the child is asked for progress, which keeps a long call alive (as on the SDK path).
-    const params =
-      callTimeoutMs === undefined ? request : { ...request, _meta: { ...request._meta, progressToken: id } }
-    const timer = callTimeoutMs === undefined ? undefined : setTimeout(expire, callTimeoutMs, id)
+    const params = keepAlive ? { ...request, _meta: { ...request._meta, progressToken: id } } : request
+    let line: string
+    try {
+      line = `{"jsonrpc":"2.0","id":"${id}","method":"tools/call","params":${JSON.stringify(params)}}\n`
+    } catch (cause) {
+      // Total: a value JSON cannot write ends this call with a CallError, never an exception past the caller.
+      queueMicrotask(() => done(Either.left(unserialisableArguments(tool, cause))))
+      return () => {}
+    }
+    const timer = callTimeoutMs === undefined ? undefined : timers.set(expire, callTimeoutMs, id)
     pending.set(id, { tool, done, timer })
-    send(`{"jsonrpc":"2.0","id":"${id}","method":"tools/call","params":${JSON.stringify(params)}}\n`)
+    send(line)
     return () => {
       if (!pending.delete(id)) return
-      if (timer !== undefined) clearTimeout(timer)
+      if (timer !== undefined) timers.clear(timer)
       cancelAtChild(id, "cancelled by the host")
     }
   }
 
   const answer = (entry: Pending, message: Record<string, unknown>) => {
-    if (entry.timer !== undefined) clearTimeout(entry.timer)
+    if (entry.timer !== undefined) timers.clear(entry.timer)
     const result = message.result
     if (typeof result === "object" && result !== null && !Array.isArray(result)) {
       return entry.done(Either.right(result as CallToolResult))
@@ -97,7 +131,7 @@ export const make = (options: {
     const error = message.error as JsonObject | undefined
     if (typeof error === "object" && error !== null && typeof error.code === "number") {
       // The detail the SDK path gives (McpError's message), so both paths read the same.
-      const detail = `MCP error ${error.code}: ${typeof error.message === "string" ? error.message : ""}`
+      const detail = mcpErrorText(error.code, typeof error.message === "string" ? error.message : "")
       return entry.done(Either.left(new CallError({ tool: entry.tool, reason: "Child", detail, code: error.code })))
     }
     entry.done(Either.left(transportError(entry.tool, "the source answered tools/call with a malformed response")))
@@ -114,10 +148,12 @@ export const make = (options: {
       answer(entry, message)
       return true
     }
-    if (message.method === "notifications/progress" && callTimeoutMs !== undefined) {
+    if (message.method === "notifications/progress" && keepAlive) {
       const token = (message.params as JsonObject | undefined)?.progressToken
       if (typeof token !== "string" || !token.startsWith(prefix)) return false
-      pending.get(token)?.timer?.refresh()
+      // A progress after the call ended (answered, cancelled, timed out) is dropped here: it is never for the host.
+      const timer = pending.get(token)?.timer
+      if (timer !== undefined) timers.refresh(timer)
       return true
     }
     return false
@@ -129,7 +165,7 @@ export const make = (options: {
     const entries = Array.from(pending.values())
     pending.clear()
     for (const entry of entries) {
-      if (entry.timer !== undefined) clearTimeout(entry.timer)
+      if (entry.timer !== undefined) timers.clear(entry.timer)
       entry.done(Either.left(transportError(entry.tool, detail)))
     }
   }

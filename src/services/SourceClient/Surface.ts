@@ -15,6 +15,8 @@ import {
   RpcCode,
   RpcError
 } from "../../domain/Surface.js"
+import { Cancels } from "../../transport/Cancels.js"
+import { jsonRpcError, noTimeout, paginate, peerMessage } from "../../transport/SdkShape.js"
 import { reverseCapability } from "../HostBridge.js"
 import type { ExitInfo, LaunchSpec, Progress } from "../SourceClient.js"
 
@@ -65,20 +67,8 @@ const listChangedKind: Readonly<Record<string, ListKind>> = {
 }
 
 const AnyResult = z.looseObject({})
-const noTimeout = 2_147_483_647
-const maxPages = 1000
 /** Children announce changes in bursts (server-everything sends several while it registers tools). */
 export const relistDebounce = "50 millis"
-
-/** The McpError prefix the SDK adds to a peer's message; relayed errors carry the peer's own text. */
-const peerMessage = (error: McpError) => error.message.replace(/^MCP error -?\d+: /, "")
-
-/** A thrown value the SDK turns into exactly this JSON-RPC error (it reads `code`, `message` and `data`). */
-export const jsonRpcError = (error: RpcError): Error =>
-  Object.assign(new Error(error.detail), {
-    code: error.code,
-    ...(error.data === undefined ? {} : { data: error.data })
-  })
 
 const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b)
 
@@ -106,13 +96,11 @@ export const install = (options: {
     }
 
     // Reverse requests in flight, by the child's request id: the SDK ignores a cancel of request id 0 (a falsy check
-    // in Protocol._oncancel), which is every child's first request, so clawtool honours cancels itself as well.
-    const reverse = new Map<string | number, AbortController>()
+    // in Protocol._oncancel), which is every child's first request, so clawtool honours cancels itself as well. The
+    // message is still handed on (false): for other ids the SDK's own cancel keeps it from answering a cancelled request.
+    const reverse = new Cancels()
     const observeCancel = (message: Record<string, unknown>): boolean => {
-      if (message.method === "notifications/cancelled" && isJsonObject(message.params)) {
-        const id = message.params.requestId
-        if (typeof id === "string" || typeof id === "number") reverse.get(id)?.abort(message.params.reason)
-      }
+      reverse.observe(message)
       return false
     }
 
@@ -126,7 +114,7 @@ export const install = (options: {
       const controller = new AbortController()
       const abort = () => controller.abort(extra.signal.reason)
       extra.signal.addEventListener("abort", abort)
-      reverse.set(extra.requestId, controller)
+      reverse.set(extra.requestId, (reason) => controller.abort(reason))
       const exit = await Runtime.runPromiseExit(runtime)(spec.host.request(spec.instance, request.method, params), {
         signal: controller.signal
       }).finally(() => {
@@ -184,7 +172,7 @@ export const install = (options: {
                 new RpcError({
                   reason: "Peer",
                   code: cause.code,
-                  detail: peerMessage(cause),
+                  detail: peerMessage(cause.message),
                   ...(cause.data === undefined ? {} : { data: cause.data })
                 })
               )
@@ -202,19 +190,10 @@ export const install = (options: {
 
     /** Every page of a list method; `key` is the array in each page. */
     const listAll = <A>(method: string, key: string) =>
-      Effect.gen(function* () {
-        const items: Array<A> = []
-        let cursor: string | undefined
-        for (let page = 0; page < maxPages; page++) {
-          const result = yield* request(method, cursor === undefined ? {} : { cursor })
-          const list = result[key]
-          if (Array.isArray(list)) items.push(...(list as ReadonlyArray<A>))
-          const next = result.nextCursor
-          if (typeof next !== "string" || next === cursor) break
-          cursor = next
-        }
-        return items as ReadonlyArray<A>
-      })
+      paginate(
+        (cursor) => request(method, cursor === undefined ? {} : { cursor }),
+        (page) => (Array.isArray(page[key]) ? (page[key] as ReadonlyArray<A>) : [])
+      ).pipe(Effect.map((items): ReadonlyArray<A> => items))
 
     const listError = (kind: ListKind, error: RpcError | SourceError) =>
       new SourceError({

@@ -1,0 +1,51 @@
+import { Either } from "effect"
+import * as CallPlan from "../../domain/CallPlan.js"
+import type { Cancels } from "../../transport/Cancels.js"
+import type { StdioServerTransport } from "../../transport/StdioServerTransport.js"
+import type { Registry } from "../Registry.js"
+import { callErrorResult, unserialisable } from "./Replies.js"
+
+const reserved = () => {}
+
+/**
+ * The relay's side of tools/call (ADR 009): offered every parsed host message before the SDK. A host's
+ * `notifications/cancelled` goes to the one cancel map (relayed calls, else the SDK's handler, id 0 included); a call
+ * CallPlan lets through goes line to line through Registry.relayCall. Everything else is left to the SDK handlers.
+ * No Effect, promise or closure chain per call beyond the relay's own `done`.
+ */
+export const intercept = (options: {
+  readonly transport: StdioServerTransport
+  readonly registry: Registry
+  readonly cancels: Cancels
+  readonly untraced: boolean
+}) => {
+  const { transport, registry, cancels, untraced } = options
+  const inFlight = (id: string | number) => cancels.has(id)
+  const context = { untraced, inFlight }
+
+  /** Never throws: a result that cannot be serialised is answered as an isError result. */
+  const reply = (id: string | number, tool: string, result: unknown) => {
+    try {
+      transport.reply(id, result)
+    } catch (cause) {
+      transport.reply(id, callErrorResult(unserialisable(tool, cause)))
+    }
+  }
+
+  return (message: Record<string, unknown>): boolean => {
+    if (cancels.observe(message)) return true
+    const plan = CallPlan.forHost(message, context)
+    if (!plan.relay) return false
+    const { id, call } = plan
+    // Reserved before relayCall, so the id counts as in flight even if the answer came back at once.
+    cancels.set(id, reserved)
+    const cancel = registry.relayCall(call.name, { arguments: call.arguments, _meta: call.meta }, (outcome) => {
+      if (cancels.delete(id)) {
+        reply(id, call.name, Either.isRight(outcome) ? outcome.right : callErrorResult(outcome.left))
+      }
+    })
+    if (cancel === undefined) cancels.delete(id)
+    else if (cancels.has(id)) cancels.set(id, cancel)
+    return cancel !== undefined
+  }
+}

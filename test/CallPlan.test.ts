@@ -1,0 +1,82 @@
+// CallPlan: which tools/call takes the line relay, and why the others take the SDK path (ADR 009).
+import { assert, describe, it } from "@effect/vitest"
+import * as CallPlan from "../src/domain/CallPlan.js"
+
+const idle: { untraced: boolean; inFlight: (id: string | number) => boolean } = {
+  untraced: true,
+  inFlight: () => false
+}
+const call = (params: unknown, id: unknown = 7) => ({ jsonrpc: "2.0", id, method: "tools/call", params })
+const why = (plan: CallPlan.HostPlan | CallPlan.Plan) => (plan.relay ? "relay" : plan.why)
+
+describe("CallPlan", () => {
+  it("a plain call to the host is relayed, with its parsed params and id", () => {
+    const plan = CallPlan.forHost(call({ name: "a__b", arguments: { x: 1 }, _meta: { other: true } }), idle)
+    assert.isTrue(plan.relay)
+    if (!plan.relay) return
+    assert.strictEqual(plan.id, 7)
+    assert.deepStrictEqual(plan.call, {
+      name: "a__b",
+      arguments: { x: 1 },
+      task: undefined,
+      meta: { other: true },
+      metaMalformed: false
+    })
+    assert.strictEqual(why(CallPlan.forHost(call({ name: "a__b" }, "s-1"), idle)), "relay")
+  })
+
+  it("every feature only the SDK path has sends the call there, naming it", () => {
+    const cases: ReadonlyArray<[string, Record<string, unknown>, Partial<typeof idle>?]> = [
+      ["NotACall", { jsonrpc: "2.0", id: 1, method: "tools/list" }],
+      ["NotACall", { jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: 1 } }],
+      ["Traced", call({ name: "a__b" }), { untraced: false }],
+      ["Traced", call({ name: "a__b", _meta: { traceparent: "00-…" } })],
+      ["IdUnusable", call({ name: "a__b" }, null)],
+      ["IdUnusable", call({ name: "a__b" }, { nested: 1 })],
+      ["IdUnusable", call({ name: "a__b" }, 7), { inFlight: (id) => id === 7 }],
+      ["InvalidParams", call(undefined)],
+      ["InvalidParams", call({ name: 3 })],
+      ["InvalidParams", call({ name: "a__b", arguments: [1] })],
+      ["InvalidParams", call({ name: "a__b", task: "soon" })],
+      ["Task", call({ name: "a__b", task: { ttl: 1000 } })],
+      ["ProgressAsked", call({ name: "a__b", _meta: { progressToken: "t" } })],
+      // Even a token the SDK path would not honour: the rule is "asked", not "asked well".
+      ["ProgressAsked", call({ name: "a__b", _meta: { progressToken: null } })],
+      ["MetaMalformed", call({ name: "a__b", _meta: "x" })]
+    ]
+    for (const [expected, message, context] of cases) {
+      assert.strictEqual(why(CallPlan.forHost(message, { ...idle, ...context })), expected, JSON.stringify(message))
+    }
+  })
+
+  it("parse: the -32602 messages of the SDK path", () => {
+    const invalid = (params: unknown) => {
+      const parsed = CallPlan.parse(params)
+      return parsed.ok ? undefined : parsed.invalid
+    }
+    assert.strictEqual(invalid({}), "tools/call needs params.name (a string)")
+    assert.strictEqual(invalid({ name: "t", arguments: "x" }), 'tools/call arguments for "t" must be an object')
+    assert.strictEqual(invalid({ name: "t", task: [] }), 'tools/call task for "t" must be an object')
+    // A _meta that is not an object is ignored by the SDK path (not an error) and declined by the relay.
+    const parsed = CallPlan.parse({ name: "t", _meta: 5 })
+    assert.isTrue(parsed.ok && parsed.call.meta === undefined && parsed.call.metaMalformed)
+  })
+
+  it("forRoute: only a listed tool of a running source", () => {
+    assert.strictEqual(why(CallPlan.forRoute({ core: false, listed: true, running: true })), "relay")
+    assert.strictEqual(why(CallPlan.forRoute({ core: true, listed: false, running: false })), "CoreTool")
+    assert.strictEqual(why(CallPlan.forRoute({ core: false, listed: false, running: false })), "NotListed")
+    assert.strictEqual(why(CallPlan.forRoute({ core: false, listed: true, running: false })), "NotRunning")
+  })
+
+  it("the host's progress token, and what the child is asked for", () => {
+    assert.strictEqual(CallPlan.hostProgressToken({ progressToken: "t" }), "t")
+    assert.strictEqual(CallPlan.hostProgressToken({ progressToken: 0 }), 0)
+    assert.strictEqual(CallPlan.hostProgressToken({ progressToken: null }), undefined)
+    assert.strictEqual(CallPlan.hostProgressToken(undefined), undefined)
+    assert.strictEqual(CallPlan.childProgress(true, undefined), "forHost")
+    assert.strictEqual(CallPlan.childProgress(true, 1000), "forHost")
+    assert.strictEqual(CallPlan.childProgress(false, 1000), "keepAlive")
+    assert.strictEqual(CallPlan.childProgress(false, undefined), "none")
+  })
+})
