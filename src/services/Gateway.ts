@@ -12,6 +12,7 @@ import {
 import { Deferred, Effect, Either, Layer, Option, Queue, Runtime, Stream } from "effect"
 import * as z from "zod"
 import type { CallError } from "../domain/Errors.js"
+import { CurrentLimits } from "../domain/Limits.js"
 import { errorResult, type CallToolResult, type JsonObject } from "../domain/Mcp.js"
 import { isJsonObject, RpcError } from "../domain/Surface.js"
 import { rawResult, StdioServerTransport } from "../transport/StdioServerTransport.js"
@@ -396,7 +397,7 @@ export class Gateway extends Effect.Service<Gateway>()("clawtool/Gateway", {
     /** Serves until the host closes stdin (or the fiber is interrupted by SIGINT/SIGTERM). */
     const serve = Effect.gen(function* () {
       const closed = yield* Deferred.make<void>()
-      const transport = new StdioServerTransport()
+      const transport = new StdioServerTransport(process.stdin, process.stdout, Runtime.runSync(runtime)(CurrentLimits))
       transport.intercept = intercept(transport)
       server.onclose = () => Deferred.unsafeDone(closed, Effect.void)
       yield* Effect.acquireRelease(
