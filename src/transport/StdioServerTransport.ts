@@ -40,6 +40,9 @@ const invalidParamsAsSuch = (message: JSONRPCMessage): JSONRPCMessage => {
 const errorLine = (id: string | number | null, code: number, message: string) =>
   JSON.stringify({ jsonrpc: "2.0", id, error: { code, message } }) + "\n"
 
+const isAnswer = (json: unknown) =>
+  typeof json === "object" && json !== null && !("method" in json) && ("result" in json || "error" in json)
+
 const cancelledId = (notification: { params?: unknown }) =>
   usableId({ id: (notification.params as { requestId?: unknown } | undefined)?.requestId })
 
@@ -213,6 +216,8 @@ export class StdioServerTransport implements Transport {
       return
     }
     if (!JSONRPCMessageSchema.safeParse(json).success) {
+      // A malformed answer is never answered (JSON-RPC answers requests only): it is logged.
+      if (isAnswer(json)) return this.onerror?.(new Error("a malformed answer from the host was dropped"))
       const id = typeof json === "object" && json !== null && "id" in json && isId(json.id) ? json.id : null
       return this.reject(id, ErrorCode.InvalidRequest, "Invalid Request: not a JSON-RPC 2.0 message")
     }
