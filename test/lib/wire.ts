@@ -17,6 +17,8 @@ export const isJsonRpc = (value: unknown): value is Message =>
 
 export const rawHost = (child: ChildProcessWithoutNullStreams) => {
   const messages: Array<Message> = []
+  /** Answers by id (JSON of the id, so 1 and "1" differ). */
+  const answers = new Map<string, Array<Message>>()
   const violations: Array<string> = []
   const waiters = new Set<() => void>()
   let pending = ""
@@ -33,8 +35,17 @@ export const rawHost = (child: ChildProcessWithoutNullStreams) => {
       } catch {
         parsed = undefined
       }
-      if (isJsonRpc(parsed)) messages.push(parsed)
-      else violations.push(line.slice(0, 300))
+      if (!isJsonRpc(parsed)) {
+        violations.push(line.slice(0, 300))
+        continue
+      }
+      messages.push(parsed)
+      if (parsed.method === undefined) {
+        const key = JSON.stringify(parsed.id)
+        const list = answers.get(key)
+        if (list === undefined) answers.set(key, [parsed])
+        else list.push(parsed)
+      }
     }
     for (const waiter of waiters) waiter()
   })
@@ -42,7 +53,7 @@ export const rawHost = (child: ChildProcessWithoutNullStreams) => {
     for (const waiter of waiters) waiter()
   })
   /** Answers (results or errors, not requests) with this id, in order. */
-  const answersTo = (id: unknown) => messages.filter((message) => message.method === undefined && message.id === id)
+  const answersTo = (id: unknown): ReadonlyArray<Message> => answers.get(JSON.stringify(id)) ?? []
   /** Resolves with the first answer to `id` once it is there. */
   const answer = (id: string | number, seconds = 20) =>
     Effect.async<Message, Error>((resume) => {
