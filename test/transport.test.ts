@@ -285,6 +285,22 @@ describe("StdioServerTransport under hostile input", () => {
     assert.isFalse(stdin.isPaused())
     await transport.close()
   })
+
+  it("backpressure never holds back the host's answer to clawtool's own request (sampling, roots…)", async () => {
+    const { stdin, transport, seen } = await setup({ maxInFlight: 1 })
+    transport.intercept = (message) => message.method === "tools/call"
+    stdin.write('{"jsonrpc":"2.0","id":1,"method":"tools/call"}\n')
+    await settle()
+    assert.isTrue(stdin.isPaused())
+    // While the call waits, clawtool asks the host something: stdin is read again for the answer.
+    await transport.send({ jsonrpc: "2.0", id: 0, method: "roots/list" })
+    assert.isFalse(stdin.isPaused())
+    stdin.write('{"jsonrpc":"2.0","id":0,"result":{"roots":[]}}\n')
+    await settle()
+    assert.deepStrictEqual(seen, [{ jsonrpc: "2.0", id: 0, result: { roots: [] } }])
+    assert.isTrue(stdin.isPaused())
+    await transport.close()
+  })
 })
 
 describe("ChildProcessTransport under hostile output", () => {

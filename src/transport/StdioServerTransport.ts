@@ -130,6 +130,8 @@ export class StdioServerTransport implements Transport {
       const id = usableId(message)
       if (id !== undefined) this.awaitingHost.add(id)
       else if (message.method === "notifications/cancelled") this.awaitingHost.delete(cancelledId(message) ?? "")
+      // Its answer can only arrive on stdin: read again, even at the limit.
+      if (this.paused) this.pauseOrResume()
       return this.write(text)
     }
     return this.write(text, usableId(message))
