@@ -286,6 +286,28 @@ describe("StdioServerTransport under hostile input", () => {
     await transport.close()
   })
 
+  it("an over-long answer from the host fails clawtool's own request; an over-long request is answered", async () => {
+    const { stdin, writes, transport, seen } = await setup({ maxLineBytes: 1024 })
+    await transport.send({ jsonrpc: "2.0", id: 3, method: "sampling/createMessage", params: {} })
+    await settle()
+    writes.length = 0
+    stdin.write(`{"jsonrpc":"2.0","result":{"text":"${"x".repeat(2000)}"},"id":3}\n`)
+    stdin.write(`{"jsonrpc":"2.0","id":4,"method":"ping","params":{"text":"${"x".repeat(2000)}"}}\n`)
+    await settle()
+    assert.deepStrictEqual(seen, [
+      {
+        jsonrpc: "2.0",
+        id: 3,
+        error: { code: -32600, message: "the host's answer is 2045 bytes, over max_line_bytes (1024)" }
+      }
+    ])
+    assert.deepStrictEqual(
+      written(writes).map((line) => [line.id, line.error.code]),
+      [[4, -32600]]
+    )
+    await transport.close()
+  })
+
   it("backpressure never holds back the host's answer to clawtool's own request (sampling, roots…)", async () => {
     const { stdin, transport, seen } = await setup({ maxInFlight: 1 })
     transport.intercept = (message) => message.method === "tools/call"

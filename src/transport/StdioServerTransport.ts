@@ -91,6 +91,14 @@ export class StdioServerTransport implements Transport {
       ({ bytes, head, tail }) => {
         const id = idAtEdges(head, tail) ?? null
         this.onerror?.(new Error(`a line of ${bytes} bytes on stdin is over max_line_bytes and was dropped`))
+        if (id !== null && !head.includes('"method"') && this.awaitingHost.has(id)) {
+          // The host's answer to one of clawtool's requests: that request fails, with the reason.
+          this.awaitingHost.delete(id)
+          const message = `the host's answer is ${bytes} bytes, over max_line_bytes (${limits.maxLineBytes})`
+          return this.safely(() =>
+            this.onmessage?.({ jsonrpc: "2.0", id, error: { code: ErrorCode.InvalidRequest, message } })
+          )
+        }
         this.reject(
           id,
           ErrorCode.InvalidRequest,
@@ -197,14 +205,18 @@ export class StdioServerTransport implements Transport {
     if (isRequest && id !== undefined) this.counted(id)
     else if (id !== undefined) this.awaitingHost.delete(id)
     else if (isRequest) this.cancelled(json as { method?: unknown; params?: unknown })
-    try {
-      this.dispatch(json)
-    } catch (error) {
-      // Last line of defence: whatever threw, the request it carried gets its one answer and clawtool keeps reading.
-      this.onerror?.(new Error(`handling a message from the host failed: ${describe(error)}`))
-      if (isRequest && id !== undefined) this.reject(id, ErrorCode.InternalError, `Internal error: ${describe(error)}`)
-    }
+    this.safely(() => this.dispatch(json), isRequest ? id : undefined)
     this.pauseOrResume()
+  }
+
+  /** Last line of defence: whatever throws, the request concerned gets its one answer and clawtool keeps reading. */
+  private safely(run: () => void, request?: string | number): void {
+    try {
+      run()
+    } catch (error) {
+      this.onerror?.(new Error(`handling a message from the host failed: ${describe(error)}`))
+      if (request !== undefined) this.reject(request, ErrorCode.InternalError, `Internal error: ${describe(error)}`)
+    }
   }
 
   private dispatch(json: unknown): void {
