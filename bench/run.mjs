@@ -1,10 +1,10 @@
 #!/usr/bin/env node
 // run.mjs: clawtool's benchmark harness (issue 7). `npm run bench` builds dist/ and runs this; see bench/README.md.
-//   node bench/run.mjs [--quick] [--only overhead,startup,coldstart,catalog,memory] [--out FILE]
+//   node bench/run.mjs [--quick] [--only overhead,startup,coldstart,catalog,memory,steadiness] [--out FILE]
 // Every figure is measured in this one run, on this machine, next to its direct-path baseline; the ratios are what
 // carries over to other machines. Prints a table and writes bench/results.json.
 import { execFileSync } from "node:child_process"
-import { readdirSync, readFileSync, writeFileSync } from "node:fs"
+import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
 import { pathToFileURL } from "node:url"
@@ -40,7 +40,7 @@ const value = (name) => {
   return at === -1 ? undefined : argv[at + 1]
 }
 const quick = flag("--quick")
-const only = new Set((value("--only") ?? "overhead,startup,coldstart,catalog,memory").split(","))
+const only = new Set((value("--only") ?? "overhead,startup,coldstart,catalog,memory,steadiness").split(","))
 const outFile = Path.resolve(value("--out") ?? Path.join(root, "bench", "results.json"))
 const scale = (n) => (quick ? Math.max(1, Math.round(n / 5)) : n)
 
@@ -55,7 +55,8 @@ const plan = {
   startup: { runs: quick ? 1 : 3, sources: 20, initDelayMs: 1000 },
   coldstart: { runs: quick ? 2 : 5 },
   catalog: { tools: 10_000, lists: quick ? 3 : 10, builds: quick ? 2 : 5 },
-  memory: { sources: 20, idleMs: 1500 }
+  memory: { sources: 20, idleMs: 1500 },
+  steadiness: { early: 5_000, late: quick ? 20_000 : 100_000, concurrency: 32 }
 }
 
 const targets = {
@@ -64,7 +65,8 @@ const targets = {
   startupMs: 1250,
   coldStartRatio: 1.3,
   catalogServerMs: 25,
-  peakRssMb: 90
+  peakRssMb: 90,
+  heapGrowthMb: 1
 }
 
 // ---------------------------------------------------------------------------------------------------------------------
@@ -461,6 +463,44 @@ const memory = async (variants) => {
 }
 
 // ---------------------------------------------------------------------------------------------------------------------
+// 6. Memory steadiness: live heap after a full GC at 5,000 and at 100,000 calls
+
+const heapProbe = Path.join(root, "bench", "fixtures", "heap-probe.cjs")
+
+/** Asks the preloaded probe in `pid` for a full GC and process.memoryUsage(), in MB. */
+const liveHeap = async (pid) => {
+  const file = Path.join(Os.tmpdir(), `clawtool-heap-${pid}.json`)
+  rmSync(file, { force: true })
+  process.kill(pid, "SIGUSR2")
+  for (let waited = 0; !existsSync(file); waited += 20) {
+    if (waited > 30_000) throw new Error("steadiness: the heap probe did not answer")
+    await sleep(20)
+  }
+  const usage = JSON.parse(readFileSync(file, "utf8"))
+  rmSync(file, { force: true })
+  return { heapUsedMb: round(usage.heapUsed / 1024 / 1024, 2), rssMb: round(usage.rss / 1024 / 1024, 1) }
+}
+
+const steadiness = async () => {
+  const p = plan.steadiness
+  const proxied = await open(
+    clawtoolArgs(Bundle.variants.dist, { echo: [echoServer] }, ["--expose-gc", "--require", heapProbe]),
+    "steadiness via clawtool"
+  )
+  try {
+    await throughput(proxied.client, "echo__echo", p.early, p.concurrency)
+    const early = await liveHeap(proxied.pid)
+    await throughput(proxied.client, "echo__echo", p.late - p.early, p.concurrency)
+    const late = await liveHeap(proxied.pid)
+    const growthMb = round(late.heapUsedMb - early.heapUsedMb, 2)
+    log(`  live heap ${early.heapUsedMb} MB at ${p.early} calls, ${late.heapUsedMb} MB at ${p.late} (${growthMb} MB)`)
+    return { plan: p, early, late, growthMb, peakRssMb: memoryOf(proxied.pid).peakRssMb }
+  } finally {
+    await proxied.close()
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------------------
 // Main
 
 const main = async () => {
@@ -486,7 +526,8 @@ const main = async () => {
     ["startup", "2. start-up, 20 sources x 1 s initialize", () => startup(variants)],
     ["coldstart", "3. cold start", () => coldstart(variants)],
     ["catalog", "4. catalog of 10,000 tools", () => catalog()],
-    ["memory", "5. memory, 20 idle children", () => memory(variants)]
+    ["memory", "5. memory, 20 idle children", () => memory(variants)],
+    ["steadiness", "6. memory steadiness, 100,000 calls", () => steadiness()]
   ]
   for (const [key, title, run] of sections) {
     if (!only.has(key)) continue
@@ -533,6 +574,10 @@ const judge = (results) => {
     add("tools/list server time, 10k tools (ms)", results.catalog.serverMs, "≤", targets.catalogServerMs, " ms")
   if (results.memory)
     add("peak RSS, 20 idle children (MB)", results.memory.clawtool.dist.peakRssMb, "≤", targets.peakRssMb, " MB")
+  if (results.steadiness) {
+    const s = results.steadiness
+    add(`live heap growth, ${s.plan.early} -> ${s.plan.late} calls (MB)`, s.growthMb, "≤", targets.heapGrowthMb, " MB")
+  }
   return rows
 }
 
@@ -668,6 +713,17 @@ const print = (results) => {
         row.rssMb,
         `${row.helperProcesses} (${row.helpersRssMb})`
       ])
+    )
+  }
+  if (results.steadiness) {
+    const s = results.steadiness
+    table(
+      ["memory steadiness (echo, c=32)", "live heap after GC MB", "RSS MB"],
+      [
+        [`after ${s.plan.early} calls`, s.early.heapUsedMb, s.early.rssMb],
+        [`after ${s.plan.late} calls`, s.late.heapUsedMb, s.late.rssMb],
+        ["growth / peak RSS over the run", s.growthMb, s.peakRssMb]
+      ]
     )
   }
   table(

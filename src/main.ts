@@ -10,7 +10,10 @@ import * as Cli from "./Cli.js"
 import { ConfigError } from "./domain/Errors.js"
 import { StderrLoggerLive } from "./layers/Logging.js"
 
-/** Exit codes: 0 ok, 1 runtime failure, 2 usage or config error. */
+/**
+ * Exit codes (README, docs/decisions/010): 0 ok (serve: stdin closed, or SIGTERM after a clean shutdown), 1 runtime
+ * failure, 2 usage or config error, 130 interrupted by SIGINT.
+ */
 const exitCode = (error: unknown): Effect.Effect<number> => {
   if (error instanceof Cli.ExitStatus) return Effect.succeed(error.code)
   if (ValidationError.isValidationError(error)) return Effect.succeed(2) // @effect/cli already printed it
@@ -39,12 +42,27 @@ const program = Cli.run(process.argv).pipe(
   Effect.provide(Layer.mergeAll(NodeContext.layer, StderrLoggerLive))
 )
 
+/**
+ * Which signal interrupted the program. runMain interrupts the main fiber on SIGINT and SIGTERM alike; SIGTERM is how
+ * hosts and service managers ask a server to stop (after closing stdin), so a clean shutdown on it is a success,
+ * while SIGINT is a person's Ctrl-C (130, the shell's convention). A second signal finds no listener: Node's default
+ * action ends the process at once.
+ */
+let signal: NodeJS.Signals | undefined
+for (const name of ["SIGINT", "SIGTERM"] as const) process.once(name, () => (signal ??= name))
+
 NodeRuntime.runMain(program, {
   disableErrorReporting: true,
   disablePrettyLogger: true,
   // Exit explicitly: an idle stdin listener or a finished child's handle must not keep the process alive.
   teardown: (exit, onExit) => {
-    const code = Exit.isSuccess(exit) ? (exit.value as number) : Cause.isInterruptedOnly(exit.cause) ? 130 : 1
+    const code = Exit.isSuccess(exit)
+      ? (exit.value as number)
+      : Cause.isInterruptedOnly(exit.cause)
+        ? signal === "SIGTERM"
+          ? 0
+          : 130
+        : 1
     onExit(code)
     process.exit(code)
   }

@@ -1,5 +1,6 @@
 import { Duration, ParseResult, Record, Schema } from "effect"
 import { DurationString } from "./Duration.js"
+import { defaultLimits } from "./Limits.js"
 
 /*
  * The config is described once, here. Users read these annotations when a value is rejected:
@@ -156,6 +157,28 @@ export class ObservabilityConfig extends Schema.Class<ObservabilityConfig>("Obse
   )
 }) {}
 
+/**
+ * `[limits]`: what one peer may send on either edge (docs/decisions/010). `max_depth` stays far below the ~4,000 levels
+ * at which V8's JSON.stringify overflows the stack; a message past a limit fails its own request, never clawtool.
+ */
+const wholeBetween = (key: string, min: number, max: number) =>
+  Schema.Number.pipe(
+    Schema.int({ message: () => `${key} must be a whole number` }),
+    Schema.between(min, max, { message: () => `${key} must be between ${min} and ${max}` })
+  )
+export class LimitsConfig extends Schema.Class<LimitsConfig>("LimitsConfig")({
+  /** Deepest nesting of objects and arrays in one JSON-RPC message, host's or child's. */
+  max_depth: Schema.optionalWith(wholeBetween("max_depth", 8, 1000), { default: () => defaultLimits.maxDepth }),
+  /** Longest line (one message) from the host or a child; a longer one is consumed and answered with an error. */
+  max_line_bytes: Schema.optionalWith(wholeBetween("max_line_bytes", 1024, 1024 * 1024 * 1024), {
+    default: () => defaultLimits.maxLineBytes
+  }),
+  /** Host requests not yet answered; at the limit stdin is not read until one is answered (backpressure). */
+  max_in_flight: Schema.optionalWith(wholeBetween("max_in_flight", 1, 1_000_000), {
+    default: () => defaultLimits.maxInFlight
+  })
+}) {}
+
 export class ClawtoolConfig extends Schema.Class<ClawtoolConfig>("ClawtoolConfig")({
   sources: Schema.optionalWith(
     Schema.Record({ key: InstanceName, value: SourceConfig.pipe(Schema.filter(checkSupervision)) }).annotations({
@@ -165,7 +188,8 @@ export class ClawtoolConfig extends Schema.Class<ClawtoolConfig>("ClawtoolConfig
   ),
   tools: Schema.optionalWith(ToolTables, { default: () => ({}) }),
   name_budget: Schema.optionalWith(NameBudget, { default: () => 64 }),
-  observability: Schema.optionalWith(ObservabilityConfig, { default: () => new ObservabilityConfig({}) })
+  observability: Schema.optionalWith(ObservabilityConfig, { default: () => new ObservabilityConfig({}) }),
+  limits: Schema.optionalWith(LimitsConfig, { default: () => new LimitsConfig({}) })
 }) {
   static readonly empty = new ClawtoolConfig({ sources: {} })
 }

@@ -1,4 +1,5 @@
-import { Layer, type Option } from "effect"
+import { Effect, Layer, type Option } from "effect"
+import { CurrentLimits } from "../domain/Limits.js"
 import { Config, ConfigLocation } from "../services/Config.js"
 import { Gateway } from "../services/Gateway.js"
 import { Registry } from "../services/Registry.js"
@@ -11,6 +12,16 @@ export interface Location {
   readonly secrets: Option.Option<string>
 }
 
+/** The config's `[limits]` for both transports (ADR 010); without this layer the defaults apply. */
+const LimitsLive = Layer.effect(
+  CurrentLimits,
+  Effect.map(Config, ({ config: { limits } }) => ({
+    maxDepth: limits.max_depth,
+    maxLineBytes: limits.max_line_bytes,
+    maxInFlight: limits.max_in_flight
+  }))
+)
+
 /** Config and Secrets only: the static commands (`source list`) spawn nothing. */
 export const StaticLive = (location: Location) =>
   Layer.merge(Config.Default, Secrets.Default).pipe(Layer.provide(ConfigLocation.layer(location)))
@@ -20,7 +31,11 @@ export const StaticLive = (location: Location) =>
  * (so the catalogs agree), without the MCP edge. One graph, so Registry shares Sources' children.
  */
 export const HealthLive = (location: Location) =>
-  Layer.merge(Sources.Default, Registry.Default).pipe(Layer.provide(ConfigLocation.layer(location)))
+  Layer.merge(Sources.Default, Registry.Default).pipe(
+    Layer.provide(LimitsLive),
+    Layer.provide(Config.Default),
+    Layer.provide(ConfigLocation.layer(location))
+  )
 
 /**
  * `clawtool serve`: Gateway over Registry over Sources, built once (layers are memoised per graph, so the
@@ -30,6 +45,7 @@ export const HealthLive = (location: Location) =>
 export const ServeLive = (location: Location) =>
   Gateway.Default.pipe(
     Layer.provide(TelemetryLive()),
+    Layer.provide(LimitsLive),
     Layer.provide(Config.Default),
     Layer.provide(ConfigLocation.layer(location))
   )

@@ -11,6 +11,7 @@ import {
 import { Deferred, Effect, Either, Layer, Option, Queue, Runtime, Stream } from "effect"
 import * as z from "zod"
 import * as CallPlan from "../domain/CallPlan.js"
+import { CurrentLimits } from "../domain/Limits.js"
 import type { JsonObject } from "../domain/Mcp.js"
 import { isJsonObject, RpcError } from "../domain/Surface.js"
 import { Cancels } from "../transport/Cancels.js"
@@ -323,7 +324,7 @@ export class Gateway extends Effect.Service<Gateway>()("clawtool/Gateway", {
     /** Serves until the host closes stdin (or the fiber is interrupted by SIGINT/SIGTERM). */
     const serve = Effect.gen(function* () {
       const closed = yield* Deferred.make<void>()
-      const transport = new StdioServerTransport()
+      const transport = new StdioServerTransport(process.stdin, process.stdout, Runtime.runSync(runtime)(CurrentLimits))
       transport.intercept = CallPath.intercept({ transport, registry, cancels, untraced: tracing.untraced })
       server.onclose = () => Deferred.unsafeDone(closed, Effect.void)
       yield* Effect.acquireRelease(

@@ -5,6 +5,7 @@ import { spawn } from "node:child_process"
 import * as z from "zod"
 import * as CallPlan from "../domain/CallPlan.js"
 import { CallError, SourceError } from "../domain/Errors.js"
+import { CurrentLimits } from "../domain/Limits.js"
 import type { CallToolRequest, CallToolResult, JsonObject, Tool } from "../domain/Mcp.js"
 import { ChildProcessTransport, type SpawnedChild } from "../transport/ChildProcessTransport.js"
 import { LineFramer } from "../transport/LineFramer.js"
@@ -121,7 +122,7 @@ const connect = Effect.fn("SourceClient.connect")(function* (spec: LaunchSpec, r
   const child = yield* Effect.acquireRelease(spawnChild(spec, exited, reaper), (child) => terminate(child, exited))
   const pid = child.pid!
 
-  const transport = new ChildProcessTransport(child, spec.onGarbage)
+  const transport = new ChildProcessTransport(child, spec.onGarbage, yield* CurrentLimits)
   // In serve this waits for the host's initialize: children declare only what the host has (ADR-005).
   const declared = yield* Surface.declaredCapabilities(spec)
   const client = new Client(

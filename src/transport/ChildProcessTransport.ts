@@ -1,7 +1,8 @@
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js"
-import { JSONRPCMessageSchema, type JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js"
+import { ErrorCode, JSONRPCMessageSchema, type JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js"
 import type { ChildProcessByStdio } from "node:child_process"
 import type { Readable, Writable } from "node:stream"
+import { defaultLimits, exceedsDepth, idAtEdges, mayExceedDepth, usableId, type Limits } from "../domain/Limits.js"
 import { LineFramer } from "./LineFramer.js"
 import { LineWriter } from "./LineWriter.js"
 
@@ -26,11 +27,17 @@ export class ChildProcessTransport implements Transport {
 
   constructor(
     private readonly child: SpawnedChild,
-    private readonly onGarbage: (line: string) => void
+    private readonly onGarbage: (line: string) => void,
+    private readonly limits: Limits = defaultLimits
   ) {
     this.framer = new LineFramer(
       (line) => this.receive(line),
-      (bytes) => this.onGarbage(`<a stdout line over ${bytes} bytes was dropped>`)
+      ({ bytes, head, tail }) =>
+        this.refuse(
+          idAtEdges(head, tail),
+          `a stdout line of ${bytes} bytes, over max_line_bytes (${limits.maxLineBytes})`
+        ),
+      limits.maxLineBytes
     )
     this.writer = new LineWriter(child.stdin)
   }
@@ -42,8 +49,15 @@ export class ChildProcessTransport implements Transport {
     else this.child.once("exit", () => this.finish())
   }
 
+  /** Never throws: a message that cannot be serialised rejects (the SDK fails the request it belongs to). */
   send(message: JSONRPCMessage): Promise<void> {
-    return this.sendLine(JSON.stringify(message) + "\n")
+    let text: string
+    try {
+      text = JSON.stringify(message) + "\n"
+    } catch (error) {
+      return Promise.reject(error)
+    }
+    return this.sendLine(text)
   }
 
   /** One or more serialised messages, each ending in a newline. */
@@ -58,6 +72,11 @@ export class ChildProcessTransport implements Transport {
     this.finish()
   }
 
+  /**
+   * Total (ADR 010): nothing the child writes can throw out of the stdout handler. A message nested deeper than
+   * max_depth is never handed on (serialising it again would overflow the stack): an answer becomes an error answer
+   * for the same id, so whichever path waits on it (relay or SDK) fails that one call; anything else is dropped.
+   */
   private receive(line: string): void {
     let json: unknown
     try {
@@ -65,11 +84,39 @@ export class ChildProcessTransport implements Transport {
     } catch {
       return this.onGarbage(line)
     }
-    if (this.intercept !== undefined && typeof json === "object" && json !== null && this.intercept(json as never))
-      return
-    // Validate the envelope only, and hand on the original object: the payload is relayed, not re-shaped.
-    if (!JSONRPCMessageSchema.safeParse(json).success) return this.onGarbage(line)
-    this.onmessage?.(json as JSONRPCMessage)
+    if (mayExceedDepth(line.length, this.limits.maxDepth) && exceedsDepth(json, this.limits.maxDepth)) {
+      const isResponse = typeof json === "object" && json !== null && !("method" in json)
+      return this.refuse(
+        isResponse ? usableId(json) : undefined,
+        `a message nested deeper than max_depth (${this.limits.maxDepth})`
+      )
+    }
+    try {
+      if (this.intercept !== undefined && typeof json === "object" && json !== null && this.intercept(json as never))
+        return
+      // Validate the envelope only, and hand on the original object: the payload is relayed, not re-shaped.
+      if (!JSONRPCMessageSchema.safeParse(json).success) return this.onGarbage(line)
+      this.onmessage?.(json as JSONRPCMessage)
+    } catch (error) {
+      this.onGarbage(`<handling a stdout message failed: ${error instanceof Error ? error.message : String(error)}>`)
+    }
+  }
+
+  /**
+   * A message clawtool will not take: logged and counted once as garbage (Health's stdoutGarbage), and when it was
+   * the answer to request `id`, that request is failed with an Internal error saying why.
+   */
+  private refuse(id: string | number | undefined, what: string): void {
+    this.onGarbage(`<${what} was dropped${id === undefined ? "" : `; request ${JSON.stringify(id)} fails`}>`)
+    if (id === undefined) return
+    const message = `the source's answer was refused: ${what}`
+    const error = { jsonrpc: "2.0", id, error: { code: ErrorCode.InternalError, message } } as const
+    try {
+      if (this.intercept?.(error) === true) return
+      this.onmessage?.(error)
+    } catch (cause) {
+      this.onGarbage(`<handling a stdout message failed: ${cause instanceof Error ? cause.message : String(cause)}>`)
+    }
   }
 
   private finish(): void {

@@ -1,6 +1,7 @@
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js"
 import { ErrorCode, JSONRPCMessageSchema, type JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js"
 import type { Readable, Writable } from "node:stream"
+import { defaultLimits, exceedsDepth, idAtEdges, mayExceedDepth, usableId, type Limits } from "../domain/Limits.js"
 import { LineFramer } from "./LineFramer.js"
 import { LineWriter } from "./LineWriter.js"
 
@@ -36,11 +37,27 @@ const invalidParamsAsSuch = (message: JSONRPCMessage): JSONRPCMessage => {
   return { ...message, error: { code: ErrorCode.InvalidParams, message: `Invalid params: ${text}` } }
 }
 
+const errorLine = (id: string | number | null, code: number, message: string) =>
+  JSON.stringify({ jsonrpc: "2.0", id, error: { code, message } }) + "\n"
+
+const isAnswer = (json: unknown) =>
+  typeof json === "object" && json !== null && !("method" in json) && ("result" in json || "error" in json)
+
+const cancelledId = (notification: { params?: unknown }) =>
+  usableId({ id: (notification.params as { requestId?: unknown } | undefined)?.requestId })
+
+const describe = (error: unknown) => (error instanceof Error ? error.message : String(error))
+
 /**
  * The host-facing stdio transport (ADR-001). Unlike the SDK's StdioServerTransport it answers a line that is
  * not JSON with a JSON-RPC Parse error (-32700, id null) and a non-JSON-RPC object with Invalid Request
  * (-32600, echoing its id when it has one) instead of dropping it silently, and it reports stdin EOF as
  * `onclose` so `serve` ends when the host goes away (SDK issue #2002).
+ *
+ * Hostile input never escapes it (ADR 010): a line over `maxLineBytes` or nested over `maxDepth` is answered with an
+ * error naming the limit, a throw while dispatching answers that request with -32603, `send` and `reply` turn an
+ * answer that cannot be serialised into an error answer for the same id, and with `maxInFlight` host requests
+ * unanswered it stops reading stdin until one is answered.
  */
 export class StdioServerTransport implements Transport {
   onclose?: () => void
@@ -52,19 +69,44 @@ export class StdioServerTransport implements Transport {
    */
   intercept?: (message: Record<string, unknown>) => boolean
   private closed = false
-  private readonly framer = new LineFramer(
-    (line) => this.receive(line),
-    (bytes) => this.reject(null, ErrorCode.InvalidRequest, `Request too large (${bytes} bytes)`)
-  )
+  private readonly framer: LineFramer
   private readonly onData = (chunk: Buffer) => this.framer.push(chunk)
   private readonly onEnd = () => void this.close()
   private readonly writer: LineWriter
+  /** Host requests read and not answered yet, per id (a host may reuse an id). */
+  private readonly unanswered = new Map<string | number, number>()
+  private inFlight = 0
+  /** Requests clawtool sent to the host and awaits answers to: reading never pauses while there are any. */
+  private readonly awaitingHost = new Set<string | number>()
+  private paused = false
 
   constructor(
     private readonly stdin: Readable = process.stdin,
-    private readonly stdout: Writable = process.stdout
+    private readonly stdout: Writable = process.stdout,
+    private readonly limits: Limits = defaultLimits
   ) {
     this.writer = new LineWriter(stdout)
+    this.framer = new LineFramer(
+      (line) => this.receive(line),
+      ({ bytes, head, tail }) => {
+        const id = idAtEdges(head, tail) ?? null
+        this.onerror?.(new Error(`a line of ${bytes} bytes on stdin is over max_line_bytes and was dropped`))
+        if (id !== null && !head.includes('"method"') && this.awaitingHost.has(id)) {
+          // The host's answer to one of clawtool's requests: that request fails, with the reason.
+          this.awaitingHost.delete(id)
+          const message = `the host's answer is ${bytes} bytes, over max_line_bytes (${limits.maxLineBytes})`
+          return this.safely(() =>
+            this.onmessage?.({ jsonrpc: "2.0", id, error: { code: ErrorCode.InvalidRequest, message } })
+          )
+        }
+        this.reject(
+          id,
+          ErrorCode.InvalidRequest,
+          `Request too large: ${bytes} bytes, over max_line_bytes (${limits.maxLineBytes})`
+        )
+      },
+      limits.maxLineBytes
+    )
   }
 
   async start(): Promise<void> {
@@ -74,12 +116,33 @@ export class StdioServerTransport implements Transport {
     this.stdin.on("error", (error) => this.onerror?.(error))
   }
 
+  /** Total: an answer that cannot be serialised becomes an Internal error answer for its id; it never throws. */
   send(message: JSONRPCMessage): Promise<void> {
-    const raw = "result" in message ? (message.result as { [preserialized]?: unknown })[preserialized] : undefined
-    if (typeof raw === "string" && "id" in message) {
-      return this.write(`{"jsonrpc":"2.0","id":${JSON.stringify(message.id)},"result":${raw}}\n`)
+    let text: string
+    try {
+      const raw = "result" in message ? (message.result as { [preserialized]?: unknown })[preserialized] : undefined
+      text =
+        typeof raw === "string" && "id" in message
+          ? `{"jsonrpc":"2.0","id":${JSON.stringify(message.id)},"result":${raw}}\n`
+          : JSON.stringify(invalidParamsAsSuch(message)) + "\n"
+    } catch (error) {
+      const id = usableId(message)
+      if (id === undefined || "method" in message) return Promise.reject(error)
+      this.onerror?.(new Error(`the answer to request ${JSON.stringify(id)} cannot be serialised: ${describe(error)}`))
+      return this.write(
+        errorLine(id, ErrorCode.InternalError, `Internal error: the answer cannot be serialised (${describe(error)})`),
+        id
+      )
     }
-    return this.write(JSON.stringify(invalidParamsAsSuch(message)) + "\n")
+    if ("method" in message) {
+      const id = usableId(message)
+      if (id !== undefined) this.awaitingHost.add(id)
+      else if (message.method === "notifications/cancelled") this.awaitingHost.delete(cancelledId(message) ?? "")
+      // Its answer can only arrive on stdin: read again, even at the limit.
+      if (this.paused) this.pauseOrResume()
+      return this.write(text)
+    }
+    return this.write(text, usableId(message))
   }
 
   async close(): Promise<void> {
@@ -92,12 +155,29 @@ export class StdioServerTransport implements Transport {
     this.onclose?.()
   }
 
-  /** The answer to an intercepted request. */
-  reply(id: string | number, result: unknown): void {
-    void this.write(`{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":${JSON.stringify(result)}}\n`)
+  /**
+   * The answer to an intercepted request; total, like `send`. A result that cannot be serialised is replaced by
+   * `fallback(error)` when given (the relay answers an isError result, as the SDK path does), else by -32603.
+   */
+  reply(id: string | number, result: unknown, fallback?: (error: unknown) => unknown): void {
+    let text: string
+    try {
+      text = `{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":${JSON.stringify(result)}}\n`
+    } catch (error) {
+      this.onerror?.(new Error(`the answer to request ${JSON.stringify(id)} cannot be serialised: ${describe(error)}`))
+      if (fallback !== undefined) return this.reply(id, fallback(error))
+      return this.reject(
+        id,
+        ErrorCode.InternalError,
+        `Internal error: the answer cannot be serialised (${describe(error)})`
+      )
+    }
+    void this.write(text, id)
   }
 
-  private write(text: string): Promise<void> {
+  /** Writes `text`; with `answering`, it is the answer to that host request (counted off the requests in flight). */
+  private write(text: string, answering?: string | number): Promise<void> {
+    if (answering !== undefined) this.answered(answering)
     if (this.closed || !this.stdout.writable) return Promise.resolve()
     return this.writer.write(text)
   }
@@ -110,6 +190,40 @@ export class StdioServerTransport implements Transport {
       this.onerror?.(new Error(`parse error on stdin: ${(error as Error).message}`))
       return this.reject(null, ErrorCode.ParseError, "Parse error: the line is not valid JSON")
     }
+    const id = usableId(json)
+    const isRequest = typeof json === "object" && json !== null && "method" in json
+    if (mayExceedDepth(line.length, this.limits.maxDepth) && exceedsDepth(json, this.limits.maxDepth)) {
+      const why = `nested deeper than max_depth (${this.limits.maxDepth})`
+      if (id === undefined) {
+        this.onerror?.(new Error(`a message on stdin ${why} was dropped`))
+        return isRequest ? undefined : this.reject(null, ErrorCode.InvalidRequest, `Invalid Request: ${why}`)
+      }
+      if (isRequest) {
+        this.onerror?.(new Error(`request ${JSON.stringify(id)} ${why}: answered with an error`))
+        this.counted(id)
+        return this.reject(id, ErrorCode.InvalidRequest, `Invalid Request: the message is ${why}`)
+      }
+      // The host's answer to one of clawtool's requests: that request fails, with the reason.
+      json = { jsonrpc: "2.0", id, error: { code: ErrorCode.InvalidRequest, message: `the host's answer is ${why}` } }
+    }
+    if (isRequest && id !== undefined) this.counted(id)
+    else if (id !== undefined) this.awaitingHost.delete(id)
+    else if (isRequest) this.cancelled(json as { method?: unknown; params?: unknown })
+    this.safely(() => this.dispatch(json), isRequest ? id : undefined)
+    this.pauseOrResume()
+  }
+
+  /** Last line of defence: whatever throws, the request concerned gets its one answer and clawtool keeps reading. */
+  private safely(run: () => void, request?: string | number): void {
+    try {
+      run()
+    } catch (error) {
+      this.onerror?.(new Error(`handling a message from the host failed: ${describe(error)}`))
+      if (request !== undefined) this.reject(request, ErrorCode.InternalError, `Internal error: ${describe(error)}`)
+    }
+  }
+
+  private dispatch(json: unknown): void {
     if (
       this.intercept !== undefined &&
       typeof json === "object" &&
@@ -120,6 +234,8 @@ export class StdioServerTransport implements Transport {
       return
     }
     if (!JSONRPCMessageSchema.safeParse(json).success) {
+      // A malformed answer is never answered (JSON-RPC answers requests only): it is logged.
+      if (isAnswer(json)) return this.onerror?.(new Error("a malformed answer from the host was dropped"))
       const id = typeof json === "object" && json !== null && "id" in json && isId(json.id) ? json.id : null
       return this.reject(id, ErrorCode.InvalidRequest, "Invalid Request: not a JSON-RPC 2.0 message")
     }
@@ -127,6 +243,44 @@ export class StdioServerTransport implements Transport {
   }
 
   private reject(id: string | number | null, code: number, message: string): void {
-    void this.write(JSON.stringify({ jsonrpc: "2.0", id, error: { code, message } }) + "\n")
+    void this.write(errorLine(id, code, message), id ?? undefined)
+  }
+
+  /** A request the host cancelled is never answered (the SDK drops the answer): it is no longer in flight. */
+  private cancelled(notification: { method?: unknown; params?: unknown }): void {
+    if (notification.method !== "notifications/cancelled") return
+    const id = cancelledId(notification)
+    if (id !== undefined) this.answered(id)
+  }
+
+  /** One more host request in flight. */
+  private counted(id: string | number): void {
+    this.unanswered.set(id, (this.unanswered.get(id) ?? 0) + 1)
+    this.inFlight++
+  }
+
+  /** An answer to host request `id` is written: one request fewer in flight (answers to unknown ids count nothing). */
+  private answered(id: string | number): void {
+    const count = this.unanswered.get(id)
+    if (count === undefined) return
+    if (count <= 1) this.unanswered.delete(id)
+    else this.unanswered.set(id, count - 1)
+    this.inFlight--
+    if (this.paused) this.pauseOrResume()
+  }
+
+  /**
+   * Backpressure: at `maxInFlight` unanswered requests stdin is paused (the host's writes block on a full pipe), and
+   * resumed below it. Never while clawtool awaits an answer from the host, which can only arrive on stdin.
+   */
+  private pauseOrResume(): void {
+    const full = this.inFlight >= this.limits.maxInFlight && this.awaitingHost.size === 0
+    if (full && !this.paused && !this.closed) {
+      this.paused = true
+      this.stdin.pause()
+    } else if (!full && this.paused) {
+      this.paused = false
+      if (!this.closed) this.stdin.resume()
+    }
   }
 }

@@ -24,13 +24,8 @@ export const intercept = (options: {
   const context = { untraced, inFlight }
 
   /** Never throws: a result that cannot be serialised is answered as an isError result. */
-  const reply = (id: string | number, tool: string, result: unknown) => {
-    try {
-      transport.reply(id, result)
-    } catch (cause) {
-      transport.reply(id, callErrorResult(unserialisable(tool, cause)))
-    }
-  }
+  const reply = (id: string | number, tool: string, result: unknown) =>
+    transport.reply(id, result, (cause) => callErrorResult(unserialisable(tool, cause)))
 
   return (message: Record<string, unknown>): boolean => {
     if (cancels.observe(message)) return true
