@@ -114,21 +114,19 @@ export class Registry extends Effect.Service<Registry>()("clawtool/Registry", {
         }
         // A stopped instance's tools are not in the catalog: say it is not running, but never call it.
         const instance = Option.map(WireName.split(wire), (split) => split.instance)
-        const row = Option.isSome(instance)
-          ? (yield* sources.health).find((candidate) => candidate.name === instance.value)
-          : undefined
-        if (row !== undefined && row.status !== "running") {
-          return yield* new CallError({
-            tool: wire,
-            reason: "NotRunning",
-            detail: `source "${row.name}" is not running (${row.reason === "" ? row.status : row.reason})`,
-            retryable: row.status !== "unauthenticated"
-          })
+        // Sources words the refusal (one wording for every request to a stopped instance); only the tool is ours.
+        const reached = Option.isSome(instance) ? yield* Effect.either(sources.connection(instance.value)) : undefined
+        if (reached !== undefined && Either.isLeft(reached) && reached.left.reason === "NotRunning") {
+          const { detail, retryable } = reached.left
+          return yield* new CallError({ tool: wire, reason: "NotRunning", detail, retryable })
         }
         return yield* new CallError({
           tool: wire,
           reason: "NoSuchTool",
-          detail: row === undefined ? `unknown tool "${wire}"` : `source "${row.name}" has no tool listed as "${wire}"`
+          detail:
+            Option.isSome(instance) && sources.names.includes(instance.value)
+              ? `source "${instance.value}" has no tool listed as "${wire}"`
+              : `unknown tool "${wire}"`
         })
       })
 
