@@ -1,4 +1,4 @@
-import { Args, Command, Options } from "@effect/cli"
+import { Args, type CliApp, Command, Options } from "@effect/cli"
 import { Console, Data, Effect, Either, Layer, Logger, LogLevel, Option, Schedule } from "effect"
 import * as Fs from "node:fs"
 import * as Path from "node:path"
@@ -626,7 +626,7 @@ const examples: Record<string, string> = {
   "source remove": "clawtool source remove fs",
   "source enable": "clawtool source enable fs",
   "source disable": "clawtool source disable fs",
-  "source set-secret": 'printf %s "$TOKEN" | clawtool source set-secret github GITHUB_TOKEN',
+  "source set-secret": "clawtool source set-secret github GITHUB_TOKEN < token.txt",
   tools: "clawtool tools list",
   "tools list": "clawtool tools list --json",
   "tools enable": "clawtool tools enable github.create_issue",
@@ -640,10 +640,62 @@ const cliApp = Command.run(root, { name: "clawtool", version: Version.version })
  * The CLI with readable help (plain text when stdout is not a terminal or NO_COLOR is set, full `clawtool …` usage
  * lines, an example per command) and a `--wizard` that refuses to start without a terminal instead of hanging.
  */
-export const run = (argv: ReadonlyArray<string>) =>
-  argv.includes("--wizard") && process.stdin.isTTY !== true
-    ? Effect.zipRight(
-        Console.error("clawtool: --wizard asks questions on a terminal; stdin is not one (give the options instead)"),
-        Effect.fail(new ExitStatus({ code: 2 }))
+export const run = (argv: ReadonlyArray<string>): Effect.Effect<void, unknown, CliApp.CliApp.Environment> => {
+  const usage = (message: string) =>
+    Effect.zipRight(Console.error(`clawtool: ${message}`), Effect.fail(new ExitStatus({ code: 2 })))
+  const args = argv.slice(2)
+  const forced = args.indexOf("--")
+  const own = forced === -1 ? args : args.slice(0, forced)
+  if (own.includes("--wizard") && process.stdin.isTTY !== true) {
+    return usage("--wizard asks questions on a terminal; stdin is not one (give the options instead)")
+  }
+  const level = extractLogLevel(own)
+  if (Either.isLeft(level)) return usage(level.left)
+  const rest = [...level.right.args, ...(forced === -1 ? [] : args.slice(forced))]
+  const program = withHelpText(cliApp([...argv.slice(0, 2), ...rest]), rest, examples)
+  return Option.match(level.right.level, {
+    onNone: () => program,
+    onSome: (minimum) => Logger.withMinimumLogLevel(program, minimum)
+  })
+}
+
+const logLevels: Record<string, LogLevel.LogLevel> = {
+  all: LogLevel.All,
+  trace: LogLevel.Trace,
+  debug: LogLevel.Debug,
+  info: LogLevel.Info,
+  warning: LogLevel.Warning,
+  error: LogLevel.Error,
+  fatal: LogLevel.Fatal,
+  none: LogLevel.None
+}
+
+/**
+ * `--log-level X` (or `--log-level=X`) anywhere before `--`: @effect/cli only finds it in some positions, and a global
+ * flag should work after the subcommand and its options too.
+ */
+const extractLogLevel = (
+  args: ReadonlyArray<string>
+): Either.Either<
+  { readonly args: ReadonlyArray<string>; readonly level: Option.Option<LogLevel.LogLevel> },
+  string
+> => {
+  const kept: Array<string> = []
+  let level = Option.none<LogLevel.LogLevel>()
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i]!
+    if (arg !== "--log-level" && !arg.startsWith("--log-level=")) {
+      kept.push(arg)
+      continue
+    }
+    const value = arg === "--log-level" ? args[++i] : arg.slice("--log-level=".length)
+    const found = value === undefined ? undefined : logLevels[value]
+    if (found === undefined) {
+      return Either.left(
+        `--log-level expects one of ${Object.keys(logLevels).join(", ")}, got ${value === undefined ? "nothing" : JSON.stringify(value)}`
       )
-    : withHelpText(cliApp(argv), argv.slice(2), examples)
+    }
+    level = Option.some(found)
+  }
+  return Either.right({ args: kept, level })
+}

@@ -123,13 +123,17 @@ export const distance = (a: string, b: string): number => {
 }
 
 /** Up to three known names closest to `name` (and close enough to be a plausible typo), closest first. */
-export const closest = (name: string, known: Iterable<string>): ReadonlyArray<string> =>
-  [...new Set(known)]
+export const closest = (name: string, known: Iterable<string>): ReadonlyArray<string> => {
+  const near = [...new Set(known)]
     .map((candidate) => ({ candidate, score: distance(name.toLowerCase(), candidate.toLowerCase()) }))
     .filter(({ candidate, score }) => score <= Math.max(2, Math.floor(Math.max(name.length, candidate.length) / 3)))
     .sort((a, b) => a.score - b.score || (a.candidate < b.candidate ? -1 : 1))
+  // Only the best matches: a typo has one intended name, rarely several equally close ones.
+  return near
+    .filter(({ score }) => score === near[0]?.score)
     .slice(0, 3)
     .map(({ candidate }) => candidate)
+}
 
 export const didYouMean = (name: string, known: Iterable<string>): string => {
   const names = closest(name, known)

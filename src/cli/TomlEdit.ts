@@ -137,7 +137,7 @@ export const appendTable = (text: string, path: ReadonlyArray<string>, body: Rea
   return `${trimmed === "" ? "" : `${trimmed}${eol}${eol}`}${[header, ...body].join(eol)}${eol}`
 }
 
-/** Removes `[path]` and its sub-tables (their comments inside included). Left when there is no such table header. */
+/** Removes `[path]`, its sub-tables and the comment lines right above its header. Left when there is no such table header. */
 export const removeTable = (text: string, path: ReadonlyArray<string>): Either.Either<string, EditProblem> => {
   const { lines, eol } = split(text)
   const ranges = tableRanges(lines, path)
@@ -146,9 +146,12 @@ export const removeTable = (text: string, path: ReadonlyArray<string>): Either.E
   }
   const drop = new Set<number>()
   for (const range of ranges) {
-    for (let i = range.start; i < range.end; i++) drop.add(i)
+    // Comment lines right above the header (no blank line between) describe the table: they go with it.
+    let start = range.start
+    while (start > 0 && lines[start - 1]!.trim().startsWith("#")) start--
+    for (let i = start; i < range.end; i++) drop.add(i)
     // One blank line after the removed table goes with it, so no double gap is left behind.
-    if (lines[range.end]?.trim() === "" && (range.start === 0 || lines[range.start - 1]?.trim() === "")) {
+    if (lines[range.end]?.trim() === "" && (start === 0 || lines[start - 1]?.trim() === "")) {
       drop.add(range.end)
     }
   }
