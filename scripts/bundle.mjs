@@ -3,7 +3,7 @@
 // from src/main.ts into one file, dist/main.js (the `bin`), replacing tsc's. Loading ~1,100 separate ES modules was
 // most of clawtool's start-up; see docs/decisions/008-bundled-bin.md.
 import * as esbuild from "esbuild"
-import { chmodSync, readFileSync } from "node:fs"
+import { chmodSync, readFileSync, rmSync } from "node:fs"
 import * as Path from "node:path"
 import { fileURLToPath } from "node:url"
 
@@ -79,16 +79,42 @@ const noAjvPlugin = {
   }
 }
 
+// Chunk names carry a content hash: clear the old ones so a rebuild does not pile them up.
+rmSync(Path.join(root, "dist", "bin"), { recursive: true, force: true })
+
+/**
+ * json-schema-to-typescript is CommonJS: a bundled `import()` of it yields only `default`, where Node's own import
+ * also gave the named `compile` that src/ reads. src/'s import goes through a small ES module re-exporting it.
+ */
+const jsonSchemaToTypeScriptPlugin = {
+  name: "clawtool-json-schema-to-typescript",
+  setup(build) {
+    build.onResolve({ filter: /^json-schema-to-typescript$/ }, (args) =>
+      args.namespace === "file" && args.importer.startsWith(Path.join(root, "src") + Path.sep)
+        ? { path: "json-schema-to-typescript", namespace: "clawtool-esm-wrapper" }
+        : undefined
+    )
+    build.onLoad({ filter: /.*/, namespace: "clawtool-esm-wrapper" }, () => ({
+      contents: 'export { compile } from "json-schema-to-typescript"',
+      resolveDir: root,
+      loader: "js"
+    }))
+  }
+}
+
 const result = await esbuild.build({
-  entryPoints: [Path.join(root, "src", "main.ts")],
-  outfile,
+  entryPoints: { main: Path.join(root, "src", "main.ts") },
+  outdir: Path.join(root, "dist"),
+  // json-schema-to-typescript (lodash, a $ref parser, prettier) is import()ed by `tools export-typescript` only:
+  // splitting puts it and prettier's language plugins in chunks under dist/bin/, loaded on that command's first use.
+  // Bundled, not a dependency: an install carries no node_modules at all (README, `npm run install-size`).
+  splitting: true,
+  chunkNames: "bin/[name]-[hash]",
   bundle: true,
   platform: "node",
   format: "esm",
   target: "node20",
-  // Loaded with import() by `tools export-typescript` only: it pulls lodash, a $ref parser and prettier.
-  external: ["json-schema-to-typescript"],
-  plugins: [deepImportsPlugin, noAjvPlugin],
+  plugins: [deepImportsPlugin, noAjvPlugin, jsonSchemaToTypeScriptPlugin],
   // CommonJS dependencies (ajv, …) call require() for Node built-ins, which an ES module does not have.
   banner: {
     js: 'import { createRequire as __clawtoolCreateRequire } from "node:module"; const require = __clawtoolCreateRequire(import.meta.url);'
@@ -105,7 +131,8 @@ const result = await esbuild.build({
 })
 
 chmodSync(outfile, 0o755)
+const chunks = Object.keys(result.metafile.outputs).filter((path) => path.includes("/bin/") && path.endsWith(".js"))
 const [, output] = Object.entries(result.metafile.outputs).find(([path]) => path.endsWith("main.js"))
 console.error(
-  `bundled ${Path.relative(root, outfile)}: ${Object.keys(output.inputs).length} modules, ${Math.round(output.bytes / 1024)} KiB`
+  `bundled ${Path.relative(root, outfile)}: ${Object.keys(output.inputs).length} modules, ${Math.round(output.bytes / 1024)} KiB (+ ${chunks.length} chunks in dist/bin loaded on demand)`
 )

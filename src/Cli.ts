@@ -1,12 +1,25 @@
-import { Command, Options } from "@effect/cli"
-import { Console, Data, Effect, Logger, LogLevel, Schedule } from "effect"
+import { Args, type CliApp, Command, Options } from "@effect/cli"
+import { Console, Data, Effect, Either, Layer, Logger, LogLevel, Option, Schedule } from "effect"
+import * as Fs from "node:fs"
 import * as Path from "node:path"
+import {
+  commitConfig,
+  commitSecrets,
+  didYouMean,
+  EditError,
+  readConfigText,
+  validateConfigText
+} from "./cli/ConfigEdit.js"
+import { withHelpText } from "./cli/HelpText.js"
+import * as Manage from "./cli/Manage.js"
+import { ConfigError } from "./domain/Errors.js"
 import { packageOf } from "./domain/Health.js"
-import { HealthLive, ServeLive, StaticLive } from "./layers/Main.js"
-import { Config } from "./services/Config.js"
+import { HealthLive, type Location, ServeLive, StaticLive } from "./layers/Main.js"
+import { Config, ConfigLocation, ProcessEnv, readText, resolveConfigPaths } from "./services/Config.js"
 import { Gateway } from "./services/Gateway.js"
 import { Registry } from "./services/Registry.js"
 import type { Catalog } from "./services/Registry/Catalog.js"
+import { ClawtoolConfig } from "./domain/Config.js"
 import { catalogLine, collisionLines, healthTable, renderTable } from "./services/Registry/Text.js"
 import * as TypeScriptExport from "./services/Registry/TypeScriptExport.js"
 import { Secrets } from "./services/Secrets.js"
@@ -20,16 +33,71 @@ export class ExitStatus extends Data.TaggedError("ExitStatus")<{ readonly code: 
 
 const config = Options.text("config").pipe(
   Options.withAlias("c"),
+  Options.withPseudoName("FILE"),
   Options.optional,
   Options.withDescription(
     "Config file (TOML, or a Claude Desktop / Cursor / VS Code .json). Default: $CLAWTOOL_CONFIG, else $XDG_CONFIG_HOME/clawtool/config.toml, else ~/.config/clawtool/config.toml"
   )
 )
 const secrets = Options.text("secrets").pipe(
+  Options.withPseudoName("FILE"),
   Options.optional,
   Options.withDescription("Secrets file. Default: secrets.toml beside the config file")
 )
 const json = Options.boolean("json").pipe(Options.withDescription("Print JSON instead of a table"))
+
+/** A `--secrets` file that does not exist is a usage error, like a missing `--config` (a default one may be absent). */
+const requireSecretsFile = (options: { readonly secrets: Option.Option<string> }) =>
+  Option.match(options.secrets, {
+    onNone: () => Effect.void,
+    onSome: (file) =>
+      Fs.existsSync(file)
+        ? Effect.void
+        : Effect.fail(
+            new ConfigError({
+              reason: "NotFound",
+              file: Path.resolve(file),
+              detail: "no such file (given by --secrets)"
+            })
+          )
+  })
+
+/** An EditError is a usage error: say why on stderr and exit 2 (nothing was written). */
+const reportEdit = <A, E, R>(effect: Effect.Effect<A, E | EditError, R>) =>
+  Effect.catchIf(
+    effect,
+    (error): error is EditError => error instanceof EditError,
+    (error) => Effect.zipRight(Console.error(`clawtool: ${error.detail}`), Effect.fail(new ExitStatus({ code: 2 })))
+  )
+
+const configPaths = (options: { readonly config: Option.Option<string>; readonly secrets?: Option.Option<string> }) =>
+  Effect.map(ProcessEnv, (env) =>
+    resolveConfigPaths({ config: options.config, secrets: options.secrets ?? Option.none() }, env)
+  )
+
+/**
+ * Reads the config text, applies `edit` (given the text and the current config, which must be valid), validates the
+ * result and writes it atomically. Returns the file.
+ */
+const editConfig = (
+  options: { readonly config: Option.Option<string> },
+  mayCreate: boolean,
+  edit: (text: string, current: ClawtoolConfig) => Manage.Edit
+) =>
+  Effect.gen(function* () {
+    const { file } = yield* configPaths(options)
+    const before = yield* readConfigText(file, { mayCreate })
+    const current = validateConfigText(before, file)
+    if (Either.isLeft(current)) {
+      return yield* new EditError({ detail: `${current.left.message}; fix the config before editing it` })
+    }
+    const after = edit(before, current.right)
+    if (Either.isLeft(after)) return yield* new EditError({ detail: after.left.detail })
+    yield* commitConfig(file, before, after.right)
+    return file
+  })
+
+const knownSources = (config: ClawtoolConfig, name: string) => didYouMean(name, Object.keys(config.sources))
 
 /** "3/7 settled" on a TTY's stderr while sources start; nothing when stderr is a pipe. */
 /** "3/7 settled" on a TTY's stderr while sources start, until interrupted; nothing when stderr is not a terminal. */
@@ -55,6 +123,7 @@ const health = Command.make("health", { config, secrets, json }, (options) =>
     yield* settle(sources)
     const rows = yield* sources.health
     const catalog = yield* (yield* Registry).catalog
+    yield* warnUnknownSelectors((yield* Config).config, sources, catalog)
     if (options.json) {
       const keys = [
         "name",
@@ -89,7 +158,8 @@ const health = Command.make("health", { config, secrets, json }, (options) =>
     }
     if (rows.some((row) => row.status !== "running")) return yield* new ExitStatus({ code: 1 })
   }).pipe(
-    Effect.provide(HealthLive(options)),
+    (effect) => Effect.zipRight(requireSecretsFile(options), effect),
+    Effect.provide(HealthWithConfig(options)),
     // The table carries every failure; per-source warnings on stderr would only repeat it.
     Logger.withMinimumLogLevel(LogLevel.Error)
   )
@@ -100,7 +170,10 @@ const health = Command.make("health", { config, secrets, json }, (options) =>
 )
 
 const serve = Command.make("serve", { config, secrets }, (options) =>
-  Effect.flatMap(Gateway, (gateway) => gateway.serve).pipe(Effect.provide(ServeLive(options)))
+  Effect.zipRight(
+    requireSecretsFile(options),
+    Effect.flatMap(Gateway, (gateway) => gateway.serve).pipe(Effect.provide(ServeLive(options)))
+  )
 ).pipe(
   Command.withDescription(
     "Serve every configured source as one MCP server over stdio (what an MCP host runs). Exits when stdin closes."
@@ -131,12 +204,176 @@ const sourceList = Command.make("list", { config, secrets, json }, (options) =>
         ])
       )
     )
-  }).pipe(Effect.provide(StaticLive(options)))
+  }).pipe((effect) => Effect.zipRight(requireSecretsFile(options), effect), Effect.provide(StaticLive(options)))
 ).pipe(Command.withDescription("List configured sources and whether their secrets resolve, without starting anything."))
 
+const configForEdit = Options.text("config").pipe(
+  Options.withAlias("c"),
+  Options.withPseudoName("FILE"),
+  Options.optional,
+  Options.withDescription(
+    "Config file to edit (clawtool's TOML; comments and layout are kept). Default: $CLAWTOOL_CONFIG, else $XDG_CONFIG_HOME/clawtool/config.toml, else ~/.config/clawtool/config.toml"
+  )
+)
+const instanceArg = Args.text({ name: "name" }).pipe(
+  Args.withDescription("Instance name of the source (kebab-case, 2-32 characters), as in [sources.<name>]")
+)
+
+const sourceAdd = Command.make(
+  "add",
+  {
+    config: configForEdit,
+    name: instanceArg,
+    command: Args.text({ name: "command" }).pipe(
+      Args.repeated,
+      Args.withDescription("After --: the program and its arguments, run without a shell")
+    ),
+    url: Options.text("url").pipe(
+      Options.withPseudoName("URL"),
+      Options.optional,
+      Options.withDescription("URL of a remote (HTTP) MCP server. Not supported yet: only local commands")
+    ),
+    env: Options.text("env").pipe(
+      Options.withPseudoName("KEY=VALUE"),
+      Options.repeated,
+      Options.withDescription("KEY=VALUE for the child's env table (repeatable); use ${VAR} to refer to a secret")
+    ),
+    header: Options.text("header").pipe(
+      Options.withPseudoName("KEY=VALUE"),
+      Options.repeated,
+      Options.withDescription("KEY=VALUE HTTP header for a --url source (repeatable). Not supported yet")
+    )
+  },
+  (options) =>
+    Effect.gen(function* () {
+      if (Option.isSome(options.url) || options.header.length > 0) {
+        return yield* new EditError({
+          detail: `remote sources (--url, --header) are not supported yet; add a local server with: clawtool source add ${options.name} -- <command> [args...]`
+        })
+      }
+      const env = Manage.parsePairs("env", options.env)
+      if (Either.isLeft(env)) return yield* new EditError({ detail: env.left.detail })
+      const file = yield* editConfig(options, true, (text, current) =>
+        Manage.addSource(text, Object.keys(current.sources), options.name, options.command, env.right)
+      )
+      yield* Console.log(`added source ${options.name} to ${file}; check it with: clawtool health`)
+    }).pipe(reportEdit)
+).pipe(
+  Command.withDescription(
+    "Add a local source: appends a [sources.<name>] table with its command (and env) to the config, keeping the rest of the file as it is. The result is validated before anything is written."
+  )
+)
+
+const sourceRemove = Command.make("remove", { config: configForEdit, name: instanceArg }, (options) =>
+  Effect.gen(function* () {
+    const file = yield* editConfig(options, false, (text, current) =>
+      Manage.removeSource(text, Object.keys(current.sources), options.name, knownSources(current, options.name))
+    )
+    yield* Console.log(`removed source ${options.name} from ${file}`)
+  }).pipe(reportEdit)
+).pipe(Command.withDescription("Remove a source's [sources.<name>] table (and its sub-tables) from the config."))
+
+const sourceToggle = (enabled: boolean) =>
+  Command.make(enabled ? "enable" : "disable", { config: configForEdit, name: instanceArg }, (options) =>
+    Effect.gen(function* () {
+      const file = yield* editConfig(options, false, (text, current) =>
+        Manage.setSourceEnabled(
+          text,
+          Object.keys(current.sources),
+          options.name,
+          enabled,
+          knownSources(current, options.name)
+        )
+      )
+      yield* Console.log(`${enabled ? "enabled" : "disabled"} source ${options.name} in ${file}`)
+    }).pipe(reportEdit)
+  ).pipe(
+    Command.withDescription(
+      enabled
+        ? "Set enabled = true on a source, so serve starts it again."
+        : "Set enabled = false on a source: it stays configured but is not started."
+    )
+  )
+
+const sourceSetSecret = Command.make(
+  "set-secret",
+  {
+    config: configForEdit,
+    secrets: Options.text("secrets").pipe(
+      Options.withPseudoName("FILE"),
+      Options.optional,
+      Options.withDescription("Secrets file to write (created with mode 0600). Default: secrets.toml beside the config")
+    ),
+    value: Options.text("value").pipe(
+      Options.withPseudoName("VALUE"),
+      Options.optional,
+      Options.withDescription("The secret's value. Default: read from stdin (one trailing newline dropped)")
+    ),
+    scope: Args.text({ name: "name|global" }).pipe(
+      Args.withDescription("The instance that may see the secret, or global for every instance")
+    ),
+    key: Args.text({ name: "KEY" }).pipe(Args.withDescription("The variable name, as referred to by ${KEY}"))
+  },
+  (options) =>
+    Effect.gen(function* () {
+      const paths = yield* configPaths(options)
+      const configText = yield* readText(paths.file).pipe(
+        Effect.mapError((error) => new EditError({ detail: error.message }))
+      )
+      const instances: ReadonlyArray<string> = Option.match(configText, {
+        onNone: () => [],
+        onSome: (text) =>
+          Either.match(validateConfigText(text, paths.file), {
+            onLeft: () => [],
+            onRight: (config) => Object.keys(config.sources)
+          })
+      })
+      if (options.scope !== "global" && !instances.includes(options.scope)) {
+        return yield* new EditError({
+          detail: `no source named ${JSON.stringify(options.scope)} in ${paths.file}; give an instance name or global${didYouMean(options.scope, [...instances, "global"])}`
+        })
+      }
+      const value = Option.isSome(options.value) ? options.value.value : yield* readStdinValue(options.key)
+      const before = yield* readText(paths.secretsFile).pipe(
+        Effect.mapError((error) => new EditError({ detail: error.message }))
+      )
+      const after = Manage.setSecret(
+        Option.getOrElse(before, () => ""),
+        options.scope,
+        options.key,
+        value
+      )
+      if (Either.isLeft(after)) return yield* new EditError({ detail: after.left.detail })
+      yield* commitSecrets(paths.secretsFile, after.right)
+      yield* Console.log(`set ${options.key} for ${options.scope} in ${paths.secretsFile} (mode 0600)`)
+    }).pipe(reportEdit)
+).pipe(
+  Command.withDescription(
+    "Store a secret in the secrets file under [scopes.<name>] (or [scopes.global]), mode 0600, so ${KEY} in the config resolves. The value is never printed."
+  )
+)
+
+/** The secret's value from stdin: everything up to EOF, without one trailing newline. */
+const readStdinValue = (key: string) =>
+  Effect.gen(function* () {
+    if (process.stdin.isTTY === true) yield* Console.error(`value for ${key} (end with Ctrl-D):`)
+    const text = yield* Effect.try({
+      try: () => Fs.readFileSync(0, "utf8"),
+      catch: (cause) => new EditError({ detail: `cannot read the value from stdin (${String(cause)}); use --value` })
+    })
+    return text.replace(/\r?\n$/, "")
+  })
+
 const source = Command.make("source").pipe(
-  Command.withDescription("Inspect configured sources."),
-  Command.withSubcommands([sourceList])
+  Command.withDescription("List, add, remove, enable and disable sources; store their secrets."),
+  Command.withSubcommands([
+    sourceList,
+    sourceAdd,
+    sourceRemove,
+    sourceToggle(true),
+    sourceToggle(false),
+    sourceSetSecret
+  ])
 )
 
 // === tools =========================================================================================================
@@ -207,6 +444,7 @@ const toolsList = Command.make("list", { config, secrets, json }, (options) =>
     yield* settle(sources)
     const catalog = yield* (yield* Registry).catalog
     yield* warnNotRunning(sources, "its tools are not listed")
+    yield* warnUnknownSelectors((yield* Config).config, sources, catalog)
     if (options.json) {
       return yield* Console.log(
         JSON.stringify(
@@ -222,7 +460,11 @@ const toolsList = Command.make("list", { config, secrets, json }, (options) =>
       )
     }
     yield* Console.log(toolsTable(catalog))
-  }).pipe(Effect.provide(HealthLive(options)), Logger.withMinimumLogLevel(LogLevel.Error))
+  }).pipe(
+    (effect) => Effect.zipRight(requireSecretsFile(options), effect),
+    Effect.provide(HealthWithConfig(options)),
+    Logger.withMinimumLogLevel(LogLevel.Error)
+  )
 ).pipe(
   Command.withDescription(
     "Start every source, then list every tool: wire name, origin (instance.original name), enabled and by which rule, alwaysLoad, hint, estimated schema tokens; totals and the catalog hash at the end."
@@ -231,6 +473,7 @@ const toolsList = Command.make("list", { config, secrets, json }, (options) =>
 
 const output = Options.text("output").pipe(
   Options.withAlias("o"),
+  Options.withPseudoName("DIR"),
   Options.withDescription("Directory to write the stubs to (created when missing)")
 )
 const check = Options.boolean("check").pipe(
@@ -265,16 +508,106 @@ const exportTypeScript = Command.make("export-typescript", { config, secrets, ou
       `${files.length} files in ${dir}: ${report.written.length} written, ${report.unchanged.length} unchanged, ${report.removed.length} removed (catalog sha256:${catalog.hash})`
     ]
     yield* Console.log(lines.join("\n"))
-  }).pipe(Effect.provide(HealthLive(options)), Logger.withMinimumLogLevel(LogLevel.Error))
+  }).pipe(
+    (effect) => Effect.zipRight(requireSecretsFile(options), effect),
+    Effect.provide(HealthLive(options)),
+    Logger.withMinimumLogLevel(LogLevel.Error)
+  )
 ).pipe(
   Command.withDescription(
     "Start every source, then write TypeScript stubs for code-mode hosts: <Name>.ts per core tool, <instance>/<tool>.ts per source tool, index.ts barrels; types from the tools' JSON Schemas. Removes stubs it generated for tools that are gone. Exit 0 ok, 1 on failure (or drift with --check), 2 on usage errors."
   )
 )
 
+/** Tools each running instance serves (listed or not), by instance; instances that are not running are absent. */
+const knownTools = (sources: Sources, catalog: Catalog) =>
+  Effect.map(sources.health, (rows) => {
+    const running = new Set(rows.filter((row) => row.status === "running").map((row) => row.name))
+    const byInstance = new Map<string, Set<string>>([...running].map((name) => [name, new Set<string>()]))
+    for (const entry of catalog.entries) {
+      if (entry.kind !== "core") byInstance.get(entry.instance)?.add(entry.original)
+    }
+    return byInstance
+  })
+
+/** Why `selector` names nothing known (None when it does, or when its instance is not running to tell). */
+const selectorProblem = (
+  selector: string,
+  instances: ReadonlyArray<string>,
+  tools: ReadonlyMap<string, ReadonlySet<string>>
+): Option.Option<string> => {
+  const dot = selector.indexOf(".")
+  const instance = dot === -1 ? selector : selector.slice(0, dot)
+  const tool = dot === -1 ? "" : selector.slice(dot + 1)
+  const everyTool = [...tools].flatMap(([name, names]) => [...names].map((original) => `${name}.${original}`))
+  if (dot === -1 || tool === "") {
+    return Option.some(`${JSON.stringify(selector)} is not <instance>.<tool>${didYouMean(selector, everyTool)}`)
+  }
+  if (!instances.includes(instance)) {
+    return Option.some(
+      `no source named ${JSON.stringify(instance)}${didYouMean(selector, everyTool) || didYouMean(instance, instances)}`
+    )
+  }
+  const served = tools.get(instance)
+  if (served === undefined || served.has(tool)) return Option.none()
+  return Option.some(`source ${instance} has no tool ${JSON.stringify(tool)}${didYouMean(selector, everyTool)}`)
+}
+
+/** `[tools."…"]` tables naming no configured instance, or a tool a running instance does not serve. */
+const warnUnknownSelectors = (config: ClawtoolConfig, sources: Sources, catalog: Catalog) =>
+  Effect.gen(function* () {
+    const tools = yield* knownTools(sources, catalog)
+    for (const selector of Object.keys(config.tools).sort()) {
+      const problem = selectorProblem(selector, Object.keys(config.sources), tools)
+      if (Option.isSome(problem)) {
+        yield* Console.error(`warning: [tools.${JSON.stringify(selector)}] matches nothing: ${problem.value}`)
+      }
+    }
+  })
+
+/** HealthLive plus the Config it read (a second, cheap read of the same file), for the selector warnings. */
+const HealthWithConfig = (options: Location) =>
+  Layer.merge(HealthLive(options), Config.Default.pipe(Layer.provide(ConfigLocation.layer(options))))
+
+const selectorArg = Args.text({ name: "instance.tool" }).pipe(
+  Args.withDescription("The tool as <instance>.<tool>, the name the source itself gives it (see: clawtool tools list)")
+)
+
+const toolsToggle = (enabled: boolean) =>
+  Command.make(enabled ? "enable" : "disable", { config: configForEdit, secrets, selector: selectorArg }, (options) =>
+    Effect.gen(function* () {
+      const sources = yield* Sources
+      yield* settle(sources)
+      const catalog = yield* (yield* Registry).catalog
+      const { config: loaded } = yield* Config
+      const tools = yield* knownTools(sources, catalog)
+      const problem = selectorProblem(options.selector, Object.keys(loaded.sources), tools)
+      if (Option.isSome(problem)) return yield* new EditError({ detail: problem.value })
+      const instance = options.selector.slice(0, options.selector.indexOf("."))
+      if (!tools.has(instance)) {
+        yield* Console.error(`warning: source ${instance} is not running; the tool name could not be checked`)
+      }
+      const file = yield* editConfig(options, false, (text, current) =>
+        Manage.setToolEnabled(text, Object.keys(current.tools), options.selector, enabled)
+      )
+      yield* Console.log(`${enabled ? "enabled" : "disabled"} ${options.selector} in ${file}`)
+    }).pipe(
+      (effect) => Effect.zipRight(requireSecretsFile(options), effect),
+      Effect.provide(HealthWithConfig(options)),
+      Logger.withMinimumLogLevel(LogLevel.Error),
+      reportEdit
+    )
+  ).pipe(
+    Command.withDescription(
+      enabled
+        ? 'Enable a tool again: sets enabled = true in its [tools."<instance>.<tool>"] table. Starts the sources to check the name.'
+        : 'Disable a tool (neither listed nor callable): sets enabled = false in its [tools."<instance>.<tool>"] table, adding the table when missing. Starts the sources to check the name.'
+    )
+  )
+
 const tools = Command.make("tools").pipe(
-  Command.withDescription("Inspect and export the tool catalog clawtool serves."),
-  Command.withSubcommands([toolsList, exportTypeScript])
+  Command.withDescription("Inspect, enable, disable and export the tool catalog clawtool serves."),
+  Command.withSubcommands([toolsList, toolsToggle(true), toolsToggle(false), exportTypeScript])
 )
 
 const root = Command.make("clawtool").pipe(
@@ -282,4 +615,87 @@ const root = Command.make("clawtool").pipe(
   Command.withSubcommands([serve, health, source, tools])
 )
 
-export const run = Command.run(root, { name: "clawtool", version: Version.version })
+/** One example per command, shown under EXAMPLE in its --help (keyed by the command path). */
+const examples: Record<string, string> = {
+  "": "clawtool serve --config ~/.config/clawtool/config.toml",
+  serve: "clawtool serve --config ~/.config/clawtool/config.toml",
+  health: "clawtool health --json",
+  source: "clawtool source list",
+  "source list": "clawtool source list --json",
+  "source add": "clawtool source add fs --env ROOT=${FS_ROOT} -- npx -y @modelcontextprotocol/server-filesystem /tmp",
+  "source remove": "clawtool source remove fs",
+  "source enable": "clawtool source enable fs",
+  "source disable": "clawtool source disable fs",
+  "source set-secret": "clawtool source set-secret github GITHUB_TOKEN < token.txt",
+  tools: "clawtool tools list",
+  "tools list": "clawtool tools list --json",
+  "tools enable": "clawtool tools enable github.create_issue",
+  "tools disable": "clawtool tools disable github.delete_repo",
+  "tools export-typescript": "clawtool tools export-typescript --output ./clawtool-tools --check"
+}
+
+const cliApp = Command.run(root, { name: "clawtool", version: Version.version })
+
+/**
+ * The CLI with readable help (plain text when stdout is not a terminal or NO_COLOR is set, full `clawtool …` usage
+ * lines, an example per command) and a `--wizard` that refuses to start without a terminal instead of hanging.
+ */
+export const run = (argv: ReadonlyArray<string>): Effect.Effect<void, unknown, CliApp.CliApp.Environment> => {
+  const usage = (message: string) =>
+    Effect.zipRight(Console.error(`clawtool: ${message}`), Effect.fail(new ExitStatus({ code: 2 })))
+  const args = argv.slice(2)
+  const forced = args.indexOf("--")
+  const own = forced === -1 ? args : args.slice(0, forced)
+  if (own.includes("--wizard") && process.stdin.isTTY !== true) {
+    return usage("--wizard asks questions on a terminal; stdin is not one (give the options instead)")
+  }
+  const level = extractLogLevel(own)
+  if (Either.isLeft(level)) return usage(level.left)
+  const rest = [...level.right.args, ...(forced === -1 ? [] : args.slice(forced))]
+  const program = withHelpText(cliApp([...argv.slice(0, 2), ...rest]), rest, examples)
+  return Option.match(level.right.level, {
+    onNone: () => program,
+    onSome: (minimum) => Logger.withMinimumLogLevel(program, minimum)
+  })
+}
+
+const logLevels: Record<string, LogLevel.LogLevel> = {
+  all: LogLevel.All,
+  trace: LogLevel.Trace,
+  debug: LogLevel.Debug,
+  info: LogLevel.Info,
+  warning: LogLevel.Warning,
+  error: LogLevel.Error,
+  fatal: LogLevel.Fatal,
+  none: LogLevel.None
+}
+
+/**
+ * `--log-level X` (or `--log-level=X`) anywhere before `--`: @effect/cli only finds it in some positions, and a global
+ * flag should work after the subcommand and its options too.
+ */
+const extractLogLevel = (
+  args: ReadonlyArray<string>
+): Either.Either<
+  { readonly args: ReadonlyArray<string>; readonly level: Option.Option<LogLevel.LogLevel> },
+  string
+> => {
+  const kept: Array<string> = []
+  let level = Option.none<LogLevel.LogLevel>()
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i]!
+    if (arg !== "--log-level" && !arg.startsWith("--log-level=")) {
+      kept.push(arg)
+      continue
+    }
+    const value = arg === "--log-level" ? args[++i] : arg.slice("--log-level=".length)
+    const found = value === undefined ? undefined : logLevels[value]
+    if (found === undefined) {
+      return Either.left(
+        `--log-level expects one of ${Object.keys(logLevels).join(", ")}, got ${value === undefined ? "nothing" : JSON.stringify(value)}`
+      )
+    }
+    level = Option.some(found)
+  }
+  return Either.right({ args: kept, level })
+}

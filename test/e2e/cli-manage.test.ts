@@ -1,0 +1,193 @@
+import { assert, beforeAll, describe, it } from "@effect/vitest"
+import { spawnSync } from "node:child_process"
+import * as fs from "node:fs"
+import * as path from "node:path"
+import { ensureBuilt, main, runCli, writeConfig } from "../lib/cli.js"
+import { stubCommand } from "../lib/sources.js"
+
+beforeAll(ensureBuilt, 120_000)
+
+const original = `# my clawtool config: this comment must survive every edit
+name_budget = 64   # a trailing comment too
+
+# the stub
+[sources.stub]
+command = ${stubCommand()}  # inline comment
+`
+
+const filesIn = (file: string) => fs.readdirSync(path.dirname(file)).sort()
+
+describe("clawtool source add/remove/enable/disable (built CLI, temp config)", () => {
+  it("edits keep comments, write atomically with the file's mode, and validate first", () => {
+    const config = writeConfig(original)
+    fs.chmodSync(config, 0o640)
+    // Options after the positional name, the command after --.
+    const added = runCli([
+      "source",
+      "add",
+      "zed",
+      "--config",
+      config,
+      "--env",
+      "A=${TOKEN}",
+      "--",
+      "node",
+      "server.mjs",
+      "--flag"
+    ])
+    assert.strictEqual(added.code, 0, added.stderr)
+    const text = fs.readFileSync(config, "utf8")
+    assert.isTrue(text.startsWith(original), text)
+    assert.include(text, `[sources.zed]\ncommand = ["node", "server.mjs", "--flag"]\nenv = { A = "\${TOKEN}" }\n`)
+    assert.strictEqual(fs.statSync(config).mode & 0o777, 0o640)
+    assert.deepStrictEqual(filesIn(config), ["config.toml"]) // no temp file left behind
+
+    const listed = runCli(["source", "list", "--json", "--config", config])
+    assert.deepStrictEqual(
+      (JSON.parse(listed.stdout) as Array<{ instance: string }>).map((row) => row.instance),
+      ["stub", "zed"]
+    )
+
+    const disabled = runCli(["source", "disable", "zed", "--config", config])
+    assert.strictEqual(disabled.code, 0, disabled.stderr)
+    assert.include(fs.readFileSync(config, "utf8"), "[sources.zed]\nenabled = false\n")
+    const enabled = runCli(["source", "enable", "zed", "--config", config])
+    assert.strictEqual(enabled.code, 0, enabled.stderr)
+    assert.include(fs.readFileSync(config, "utf8"), "[sources.zed]\nenabled = true\n")
+
+    const removed = runCli(["source", "remove", "zed", "--config", config])
+    assert.strictEqual(removed.code, 0, removed.stderr)
+    assert.strictEqual(fs.readFileSync(config, "utf8"), original)
+  })
+
+  it("refuses bad edits with exit 2 and leaves the file as it was", () => {
+    const config = writeConfig(original)
+    const cases: ReadonlyArray<[ReadonlyArray<string>, string]> = [
+      [["source", "add", "stub", "--", "node"], "already exists"],
+      [["source", "add", "Bad_Name", "--", "node"], `use "bad-name"`],
+      [
+        ["source", "add", "web", "--url", "https://example.com/mcp"],
+        "remote sources (--url, --header) are not supported yet"
+      ],
+      [["source", "add", "zed", "--env", "1BAD=x", "--", "node"], "environment variable name"],
+      [["source", "remove", "stbu"], `did you mean "stub"`],
+      [["source", "disable", "nope"], "no source named"]
+    ]
+    for (const [args, message] of cases) {
+      const result = runCli([...args.slice(0, 2), "--config", config, ...args.slice(2)])
+      assert.strictEqual(result.code, 2, `${args.join(" ")}: ${result.stderr}`)
+      assert.include(result.stderr, message)
+      assert.strictEqual(fs.readFileSync(config, "utf8"), original)
+    }
+    // A config that is already invalid is not edited further.
+    const broken = writeConfig(`${original}restart_window = "soon"\n`, "broken.toml")
+    const result = runCli(["source", "add", "zed", "--config", broken, "--", "node"])
+    assert.strictEqual(result.code, 2)
+    assert.include(result.stderr, "fix the config before editing it")
+    assert.strictEqual(fs.readFileSync(broken, "utf8"), `${original}restart_window = "soon"\n`)
+  })
+
+  it("set-secret writes [scopes.<name>] beside the config, mode 0600, from --value or stdin", () => {
+    const config = writeConfig(original)
+    const secrets = path.join(path.dirname(config), "secrets.toml")
+    const fromFlag = runCli(["source", "set-secret", "global", "API_KEY", "--value", 'v"1', "--config", config])
+    assert.strictEqual(fromFlag.code, 0, fromFlag.stderr)
+    assert.notInclude(fromFlag.stdout, 'v"1')
+    assert.strictEqual(fs.statSync(secrets).mode & 0o777, 0o600)
+    assert.strictEqual(fs.readFileSync(secrets, "utf8"), `[scopes.global]\nAPI_KEY = "v\\"1"\n`)
+
+    const fromStdin = spawnSync(process.execPath, [main, "source", "set-secret", "stub", "TOKEN", "--config", config], {
+      input: "s3cret\n",
+      encoding: "utf8"
+    })
+    assert.strictEqual(fromStdin.status, 0, fromStdin.stderr)
+    assert.strictEqual(
+      fs.readFileSync(secrets, "utf8"),
+      `[scopes.global]\nAPI_KEY = "v\\"1"\n\n[scopes.stub]\nTOKEN = "s3cret"\n`
+    )
+    const unknown = runCli(["source", "set-secret", "stbu", "TOKEN", "--value", "x", "--config", config])
+    assert.strictEqual(unknown.code, 2)
+    assert.include(unknown.stderr, `did you mean "stub"`)
+  })
+})
+
+describe("clawtool tools enable/disable and unknown selectors (built CLI)", () => {
+  it("disables a known tool, refuses an unknown one with the closest names, warns about unknown selectors", () => {
+    const config = writeConfig(original)
+    const disabled = runCli(["tools", "disable", "stub.echo", "--config", config])
+    assert.strictEqual(disabled.code, 0, disabled.stderr)
+    assert.isTrue(fs.readFileSync(config, "utf8").endsWith(`\n[tools."stub.echo"]\nenabled = false\n`))
+    // A disabled tool is still known: enabling it again works.
+    const enabled = runCli(["tools", "enable", "stub.echo", "--config", config])
+    assert.strictEqual(enabled.code, 0, enabled.stderr)
+    assert.isTrue(fs.readFileSync(config, "utf8").endsWith(`\n[tools."stub.echo"]\nenabled = true\n`))
+
+    const typo = runCli(["tools", "disable", "stub.ecoh", "--config", config])
+    assert.strictEqual(typo.code, 2)
+    assert.include(typo.stderr, `did you mean "stub.echo"`)
+    const instance = runCli(["tools", "disable", "stbu.echo", "--config", config])
+    assert.strictEqual(instance.code, 2)
+    assert.include(instance.stderr, `did you mean "stub.echo"`)
+
+    const withGhosts = writeConfig(
+      `${original}\n[tools."ghost.x"]\nenabled = false\n[tools."stub.ecoh"]\nalways_load = true\n`,
+      "ghosts.toml"
+    )
+    for (const command of [["tools", "list"], ["health"]]) {
+      const result = runCli([...command, "--config", withGhosts])
+      assert.strictEqual(result.code, 0, result.stderr)
+      assert.include(result.stderr, `warning: [tools."ghost.x"] matches nothing: no source named "ghost"`)
+      assert.include(
+        result.stderr,
+        `warning: [tools."stub.ecoh"] matches nothing: source stub has no tool "ecoh"; did you mean "stub.echo"?`
+      )
+    }
+  })
+})
+
+describe("help and flags (built CLI, piped)", () => {
+  const commands = [
+    [],
+    ["serve"],
+    ["health"],
+    ["source", "list"],
+    ["source", "add"],
+    ["source", "remove"],
+    ["source", "enable"],
+    ["source", "disable"],
+    ["source", "set-secret"],
+    ["tools", "list"],
+    ["tools", "enable"],
+    ["tools", "disable"],
+    ["tools", "export-typescript"]
+  ]
+
+  it("--help of every command: no escape codes, no filler descriptions, full usage, an example", () => {
+    for (const command of commands) {
+      const result = runCli([...command, "--help"])
+      assert.strictEqual(result.code, 0, `${command.join(" ")}: ${result.stderr}`)
+      assert.notInclude(result.stdout, "\x1b[", command.join(" "))
+      assert.notInclude(result.stdout, "A user-defined piece of text", command.join(" "))
+      assert.include(result.stdout, `\n$ ${["clawtool", ...command].join(" ")}`, command.join(" "))
+      assert.match(result.stdout, /EXAMPLE\n\n {2}\$ clawtool /, command.join(" "))
+    }
+    const root = runCli(["--help"]).stdout
+    assert.include(root, "- clawtool serve ")
+    assert.include(root, "- clawtool source add ")
+  })
+
+  it("a --secrets file that does not exist exits 2; --log-level after the subcommand works; --wizard without a terminal exits 2", () => {
+    const config = writeConfig(original)
+    for (const command of [["source", "list"], ["health"], ["tools", "list"]]) {
+      const result = runCli([...command, "--config", config, "--secrets", "/no/such/secrets.toml"])
+      assert.strictEqual(result.code, 2, command.join(" "))
+      assert.include(result.stderr, "/no/such/secrets.toml")
+    }
+    const debug = runCli(["source", "list", "--config", config, "--log-level", "debug"])
+    assert.strictEqual(debug.code, 0, debug.stderr)
+    assert.include(debug.stderr, "DEBUG")
+    const wizard = runCli(["--wizard"])
+    assert.strictEqual(wizard.code, 2)
+    assert.include(wizard.stderr, "terminal")
+  })
+})
