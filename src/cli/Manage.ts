@@ -3,7 +3,7 @@
  * The caller validates the result as a whole config before writing it (ConfigEdit.commitConfig).
  */
 import { Either, Option } from "effect"
-import { instanceNameProblem } from "../services/Config.js"
+import { instanceNameProblem } from "../domain/Config.js"
 import { envNameProblem } from "./ConfigEdit.js"
 import {
   appendTable,

@@ -1,4 +1,4 @@
-import { Duration, ParseResult, Record, Schema } from "effect"
+import { Duration, Either, Option, ParseResult, Record, Schema } from "effect"
 import { DurationString } from "./Duration.js"
 import { defaultLimits } from "./Limits.js"
 
@@ -34,6 +34,14 @@ export const InstanceName = Schema.String.pipe(
   Schema.minLength(2, { message: () => "instance names have at least 2 characters" }),
   Schema.maxLength(32, { message: () => "instance names have at most 32 characters" })
 )
+
+/** Why `name` is not an instance name, in the schema's own words (for the CLI's edits); none when it is one. */
+export const instanceNameProblem = (name: string): Option.Option<string> =>
+  Either.match(Schema.decodeUnknownEither(InstanceName)(name), {
+    onRight: () => Option.none(),
+    onLeft: (error) =>
+      Option.some(ParseResult.ArrayFormatter.formatErrorSync(error)[0]?.message ?? "not a valid instance name")
+  })
 
 const EnvName = Schema.String.pipe(
   Schema.pattern(/^[A-Za-z_][A-Za-z0-9_]*$/, {
