@@ -1,0 +1,114 @@
+// Mutation-testing follow-ups (docs/mutation.md): ToolSearch over an in-process catalog, so that the index and the
+// ranking rules are pinned without the reference servers (RegistryToolSearch.test.ts runs those).
+import { assert, describe, it } from "@effect/vitest"
+import { Either } from "effect"
+import { ToolConfig } from "../../src/domain/Config.js"
+import type { Tool } from "../../src/domain/Mcp.js"
+import * as Catalog from "../../src/services/Registry/Catalog.js"
+import { coreSpecs } from "../../src/services/Registry/CoreTools.js"
+import * as Manifest from "../../src/services/Registry/Manifest.js"
+import * as ToolSearch from "../../src/services/Registry/ToolSearch.js"
+
+const manifest = Either.getOrThrow(Manifest.make(coreSpecs))
+
+const tool = (name: string, description: string, properties: Record<string, unknown> = {}, extra = {}): Tool => ({
+  name,
+  description,
+  inputSchema: { type: "object", properties },
+  ...extra
+})
+
+const catalog = Catalog.build({
+  manifest,
+  sources: [
+    {
+      instance: "weather",
+      tools: [
+        tool("get_forecast", "Forecast for a city", { city: { type: "string" } }, { title: "Meteorology" }),
+        tool("get_alerts", "Severe alerts", { region: { type: "string" } }),
+        tool("hidden_tool", "Never listed: switched off")
+      ]
+    },
+    {
+      instance: "repo",
+      tools: [
+        tool("alpha", "zebra crossing"),
+        tool("beta", "zebra crossing"),
+        tool("commit", "Records changes to the repository", { message: { type: "string" } })
+      ]
+    }
+  ],
+  toolConfig: { "weather.hidden_tool": new ToolConfig({ enabled: false }) },
+  budget: 64
+})
+const index = ToolSearch.build(catalog, manifest)
+const names = (query: string, limit = 10) => index.search(query, limit).map((hit) => hit.name)
+
+describe("ToolSearch.tokenize", () => {
+  it("splits acronyms from the next word and digits from capitals; keeps non-ASCII letters", () => {
+    assert.deepStrictEqual(ToolSearch.tokenize("HTTPServer"), ["http", "server"])
+    assert.deepStrictEqual(ToolSearch.tokenize("v2Api"), ["v2", "api"])
+    assert.deepStrictEqual(ToolSearch.tokenize("café crème"), ["café", "crème"])
+    assert.deepStrictEqual(ToolSearch.tokenize("  "), [])
+  })
+})
+
+describe("ToolSearch.documents", () => {
+  it("listed tools only; a source tool carries its original name and instance, a core tool its keywords", () => {
+    const docs = ToolSearch.documents(catalog, manifest)
+    const byId = new Map(docs.map((doc) => [doc.id, doc]))
+    assert.isFalse(byId.has("weather__hidden_tool"))
+    assert.deepStrictEqual(byId.get("weather__get_forecast"), {
+      id: "weather__get_forecast",
+      name: "weather__get_forecast get_forecast",
+      description: "Meteorology Forecast for a city",
+      keywords: "weather",
+      params: "city"
+    })
+    const core = byId.get("ToolSearch")!
+    assert.strictEqual(core.name, "ToolSearch")
+    assert.include(core.keywords, "discover")
+    assert.deepStrictEqual(
+      [...docs.map((doc) => doc.id)].sort(),
+      [...catalog.tools.map((t) => t.name)].sort(),
+      "one document per listed tool"
+    )
+  })
+})
+
+describe("ToolSearch.build", () => {
+  it("finds a tool by parameter name, by instance and by title; a disabled tool is never found", () => {
+    assert.strictEqual(names("region")[0], "weather__get_alerts")
+    assert.strictEqual(names("meteorology")[0], "weather__get_forecast")
+    assert.includeMembers(names("weather"), ["weather__get_forecast", "weather__get_alerts"])
+    assert.deepStrictEqual(names("never listed switched"), [])
+  })
+
+  it("prefix search from three characters, fuzzy search from five", () => {
+    assert.strictEqual(names("reposit")[0], "repo__commit")
+    assert.deepStrictEqual(names("co"), [], "two characters are not a prefix query")
+    assert.strictEqual(names("repositroy")[0], "repo__commit", "one transposition is within the fuzzy distance")
+    assert.strictEqual(names("comit")[0], "repo__commit", "five characters allow one edit")
+    assert.deepStrictEqual(names("comt"), [], "four characters are matched exactly")
+  })
+
+  it("equal scores come out in wire-name order; limit cuts the list; scores are rounded to 3 decimals", () => {
+    const hits = index.search("zebra", 10)
+    assert.deepStrictEqual(
+      hits.map((hit) => hit.name),
+      ["repo__alpha", "repo__beta"]
+    )
+    assert.strictEqual(hits[0]!.score, hits[1]!.score)
+    assert.strictEqual(hits[0]!.score, Math.round(hits[0]!.score * 1000) / 1000)
+    assert.deepStrictEqual(names("zebra", 1), ["repo__alpha"])
+    assert.strictEqual(index.hash, catalog.hash)
+  })
+
+  it("a hit carries the tool's description and input schema; better matches rank higher", () => {
+    const [first, second] = index.search("forecast city", 10)
+    assert.strictEqual(first!.name, "weather__get_forecast")
+    assert.strictEqual(first!.description, "Forecast for a city")
+    assert.deepStrictEqual(first!.inputSchema, { properties: { city: { type: "string" } }, type: "object" })
+    assert.isTrue(second === undefined || second.score < first!.score)
+  })
+})
