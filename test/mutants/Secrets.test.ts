@@ -7,7 +7,7 @@ import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
 import { SourceConfig } from "../../src/domain/Config.js"
-import { loadSecrets, lookupSecret, makeSecrets, SecretStore } from "../../src/services/Secrets.js"
+import { loadSecrets, lookupSecret, makeSecrets, SecretStore, Secrets } from "../../src/services/Secrets.js"
 
 const root = Fs.mkdtempSync(Path.join(Os.tmpdir(), "clawtool-mutants-secrets-"))
 afterAll(() => Fs.rmSync(root, { recursive: true, force: true }))
@@ -74,6 +74,15 @@ describe("makeSecrets", () => {
     assertNone(secrets.lookup("gh", "NOPE"))
     assertNone(secrets.file)
   })
+})
+
+describe("Secrets.layerTest", () => {
+  it.effect("serves readiness over the sources it was given", () =>
+    Effect.gen(function* () {
+      const secrets = yield* Secrets
+      assert.deepStrictEqual(secrets.readiness(), [{ instance: "gh", enabled: true, ready: false, missing: ["T"] }])
+    }).pipe(Effect.provide(Secrets.layerTest({ sources: { gh: source(["gh", "${T}"]) } })))
+  )
 })
 
 describe("loadSecrets", () => {
