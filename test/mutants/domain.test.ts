@@ -48,7 +48,9 @@ describe("packageOf: edges of the runner, interpreter and node_modules rules", (
     [["node", "/x/node_modules/pkg/dist/index.js"], "pkg"],
     // Truncated node_modules paths never read past the end.
     [["node", "/x/node_modules"], "node_modules"],
-    [["node", "/x/node_modules/@scope"], "@scope"]
+    [["node", "/x/node_modules/@scope"], "@scope"],
+    // An empty command names nothing.
+    [[], ""]
   ]
   for (const [command, expected] of cases) it(command.join(" "), () => assert.strictEqual(packageOf(command), expected))
 })
