@@ -109,6 +109,38 @@ describe("Surface.build", () => {
   })
 })
 
+describe("Surface.build ordering", () => {
+  it("entries with the same name are ordered by URI (or URI template), whatever order the child used", () => {
+    const built = S.build([
+      {
+        instance: "a",
+        capabilities: withResources,
+        surface: surface({
+          resources: [
+            { uri: "x://3", name: "dup" },
+            { uri: "x://1", name: "dup" },
+            { uri: "x://2", name: "dup" },
+            { uri: "x://0", name: "zz" }
+          ],
+          resourceTemplates: [
+            { uriTemplate: "x://c/{id}", name: "dup" },
+            { uriTemplate: "x://a/{id}", name: "dup" },
+            { uriTemplate: "x://b/{id}", name: "dup" }
+          ]
+        })
+      }
+    ])
+    assert.deepStrictEqual(
+      built.resources.map((r) => r.uri),
+      ["x://1", "x://2", "x://3", "x://0"]
+    )
+    assert.deepStrictEqual(
+      built.resourceTemplates.map((t) => t.uriTemplate),
+      ["x://a/{id}", "x://b/{id}", "x://c/{id}"]
+    )
+  })
+})
+
 describe("Surface.templatePattern", () => {
   it("anchored at both ends; each RFC 6570 operator matches its own expansions", () => {
     assert.isFalse(S.templatePattern("a://{id}").test("za://1"), "anchored at the start")
@@ -119,6 +151,7 @@ describe("Surface.templatePattern", () => {
     assert.isTrue(S.templatePattern("a://x{?q}").test("a://x?q=1"))
     assert.isTrue(S.templatePattern("a://x{?q}").test("a://x"))
     assert.isTrue(S.templatePattern("a://x?q=1{&more}").test("a://x?q=1&r=2"))
+    assert.isTrue(S.templatePattern("a://x?q=1{&path}").test("a://x?q=1&path=a/b"))
     assert.isTrue(S.templatePattern("a://x{/seg}").test("a://x/p/q"))
     assert.isFalse(S.templatePattern("a://x{/seg}").test("a://x/p?q"))
     assert.isFalse(S.templatePattern("a://x{/seg}").test("a://xp"))
@@ -173,6 +206,30 @@ describe("Surface.routeUri and routeTemplate", () => {
     assert.strictEqual(left(S.routeTemplate(built, "clawtool://nobody/t://{id}")).code, -32002)
     assert.deepStrictEqual(right(S.routeTemplate(built, "beta://b")), { instance: "beta", uri: "beta://b" })
   })
+
+  it("routeTemplate: a template whose text no pattern matches still routes by its exact string", () => {
+    const built = S.build([
+      {
+        instance: "one",
+        capabilities: withResources,
+        surface: surface({ resourceTemplates: [{ uriTemplate: "x://items{/id}", name: "i" }] })
+      },
+      {
+        instance: "two",
+        capabilities: withResources,
+        surface: surface({ resourceTemplates: [{ uriTemplate: "y://items{/id}", name: "i" }] })
+      },
+      {
+        instance: "three",
+        capabilities: withResources,
+        surface: surface({ resourceTemplates: [{ uriTemplate: "y://items{/id}", name: "i" }] })
+      }
+    ])
+    assert.deepStrictEqual(right(S.routeTemplate(built, "x://items{/id}")), { instance: "one", uri: "x://items{/id}" })
+    const error = left(S.routeTemplate(built, "y://items{/id}"))
+    assert.strictEqual(error.code, -32602)
+    assert.include(error.detail, "is served by two and three")
+  })
 })
 
 describe("names and task ids", () => {
@@ -193,6 +250,7 @@ describe("names and task ids", () => {
   it("mapRelatedTask and mapTask leave anything without a string task id untouched", () => {
     const f = (id: string) => `x__${id}`
     assert.strictEqual(S.mapRelatedTask("text", f), "text")
+    assert.strictEqual(S.mapRelatedTask(null, f), null)
     const noRelated = { other: 1 }
     assert.strictEqual(S.mapRelatedTask(noRelated, f), noRelated)
     const numeric = { [S.relatedTaskKey]: { taskId: 7 } }

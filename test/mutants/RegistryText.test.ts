@@ -32,6 +32,12 @@ describe("Text.renderTable", () => {
   })
 })
 
+describe("Text.renderTable with short rows", () => {
+  it("a missing cell counts as empty when the widths are measured", () => {
+    assert.strictEqual(Text.renderTable(["A", "B", "C"], [["x"]]), ["A  B  C", "x"].join("\n"))
+  })
+})
+
 describe("Text.oneLine", () => {
   it("collapses blanks and cuts at max characters with an ellipsis", () => {
     assert.strictEqual(Text.oneLine("  a\n\tb  c "), "a b c")
