@@ -18,31 +18,35 @@ const tool = (name: string, description: string, properties: Record<string, unkn
   ...extra
 })
 
-const catalog = Catalog.build({
-  manifest,
-  sources: [
-    {
-      instance: "weather",
-      tools: [
-        tool("get_forecast", "Forecast for a city", { city: { type: "string" } }, { title: "Meteorology" }),
-        tool("get_alerts", "Severe alerts", { region: { type: "string" } }),
-        tool("hidden_tool", "Never listed: switched off")
-      ]
-    },
-    {
-      instance: "repo",
-      tools: [
-        tool("alpha", "zebra crossing"),
-        tool("beta", "zebra crossing"),
-        tool("commit", "Records changes to the repository", { message: { type: "string" } })
-      ]
-    }
-  ],
-  toolConfig: { "weather.hidden_tool": new ToolConfig({ enabled: false }) },
-  budget: 64
-})
-const index = ToolSearch.build(catalog, manifest)
-const names = (query: string, limit = 10) => index.search(query, limit).map((hit) => hit.name)
+// Built inside each test (see docs/mutation.md: a fixture computed when the file loads hides mutants).
+const fixture = () => {
+  const catalog = Catalog.build({
+    manifest,
+    sources: [
+      {
+        instance: "weather",
+        tools: [
+          tool("get_forecast", "Forecast for a city", { city: { type: "string" } }, { title: "Meteorology" }),
+          tool("get_alerts", "Severe alerts", { region: { type: "string" } }),
+          tool("hidden_tool", "Never listed: switched off")
+        ]
+      },
+      {
+        instance: "repo",
+        tools: [
+          tool("alpha", "zebra crossing"),
+          tool("beta", "zebra crossing"),
+          tool("commit", "Records changes to the repository", { message: { type: "string" } })
+        ]
+      }
+    ],
+    toolConfig: { "weather.hidden_tool": new ToolConfig({ enabled: false }) },
+    budget: 64
+  })
+  const index = ToolSearch.build(catalog, manifest)
+  const names = (query: string, limit = 10) => index.search(query, limit).map((hit) => hit.name)
+  return { catalog, index, names }
+}
 
 describe("ToolSearch.tokenize", () => {
   it("splits acronyms from the next word and digits from capitals; keeps non-ASCII letters", () => {
@@ -55,6 +59,7 @@ describe("ToolSearch.tokenize", () => {
 
 describe("ToolSearch.documents", () => {
   it("listed tools only; a source tool carries its original name and instance, a core tool its keywords", () => {
+    const { catalog } = fixture()
     const docs = ToolSearch.documents(catalog, manifest)
     const byId = new Map(docs.map((doc) => [doc.id, doc]))
     assert.isFalse(byId.has("weather__hidden_tool"))
@@ -76,8 +81,36 @@ describe("ToolSearch.documents", () => {
   })
 })
 
+describe("ToolSearch.documents without parameters", () => {
+  it("a schema without properties, or with null properties, indexes no parameter names", () => {
+    const catalog = Catalog.build({
+      manifest,
+      sources: [
+        {
+          instance: "x",
+          tools: [
+            { name: "bare", inputSchema: { type: "object" } },
+            { name: "nulled", inputSchema: { type: "object", properties: null } }
+          ]
+        }
+      ],
+      toolConfig: {},
+      budget: 64
+    })
+    const docs = ToolSearch.documents(catalog, manifest).filter((doc) => doc.id.startsWith("x__"))
+    assert.deepStrictEqual(
+      docs.map((doc) => [doc.id, doc.params, doc.description]),
+      [
+        ["x__bare", "", " "],
+        ["x__nulled", "", " "]
+      ]
+    )
+  })
+})
+
 describe("ToolSearch.build", () => {
   it("finds a tool by parameter name, by instance and by title; a disabled tool is never found", () => {
+    const { names } = fixture()
     assert.strictEqual(names("region")[0], "weather__get_alerts")
     assert.strictEqual(names("meteorology")[0], "weather__get_forecast")
     assert.includeMembers(names("weather"), ["weather__get_forecast", "weather__get_alerts"])
@@ -85,6 +118,7 @@ describe("ToolSearch.build", () => {
   })
 
   it("prefix search from three characters, fuzzy search from five", () => {
+    const { names } = fixture()
     assert.strictEqual(names("reposit")[0], "repo__commit")
     assert.deepStrictEqual(names("co"), [], "two characters are not a prefix query")
     assert.strictEqual(names("repositroy")[0], "repo__commit", "one transposition is within the fuzzy distance")
@@ -93,18 +127,23 @@ describe("ToolSearch.build", () => {
   })
 
   it("equal scores come out in wire-name order; limit cuts the list; scores are rounded to 3 decimals", () => {
+    const { catalog, index, names } = fixture()
     const hits = index.search("zebra", 10)
     assert.deepStrictEqual(
       hits.map((hit) => hit.name),
       ["repo__alpha", "repo__beta"]
     )
     assert.strictEqual(hits[0]!.score, hits[1]!.score)
-    assert.strictEqual(hits[0]!.score, Math.round(hits[0]!.score * 1000) / 1000)
+    const thousandths = hits[0]!.score * 1000
+    assert.isAbove(hits[0]!.score, 0)
+    assert.isBelow(hits[0]!.score, 100)
+    assert.isBelow(Math.abs(thousandths - Math.round(thousandths)), 1e-6, "at most three decimals")
     assert.deepStrictEqual(names("zebra", 1), ["repo__alpha"])
     assert.strictEqual(index.hash, catalog.hash)
   })
 
   it("a hit carries the tool's description and input schema; better matches rank higher", () => {
+    const { index } = fixture()
     const [first, second] = index.search("forecast city", 10)
     assert.strictEqual(first!.name, "weather__get_forecast")
     assert.strictEqual(first!.description, "Forecast for a city")
