@@ -24,14 +24,14 @@ describe("Catalog.build reuses work only for identical inputs", () => {
     const tools = [tool("read"), tool(long)]
     const wide = build([{ instance: "fs", tools }])
     assert.includeMembers(names(wide), ["fs__read", `fs__${long}`])
-    const narrow = build([{ instance: "fs", tools }], {}, 30)
-    assert.include(names(narrow), "fs__read")
-    assert.notInclude(names(narrow), `fs__${long}`)
-    for (const name of names(narrow)) assert.isAtMost(name.length, 30, name)
     const renamed = build([{ instance: "disk", tools }])
     assert.includeMembers(names(renamed), ["disk__read", `disk__${long}`])
     assert.notInclude(names(renamed), "fs__read")
     assert.deepStrictEqual(renamed.routes.get("disk__read"), { instance: "disk", tool: "read" })
+    const narrow = build([{ instance: "fs", tools }], {}, 30)
+    assert.include(names(narrow), "fs__read")
+    assert.notInclude(names(narrow), `fs__${long}`)
+    for (const name of names(narrow)) assert.isAtMost(name.length, 30, name)
   })
 
   it("the same tool array under a new config: hints, alwaysLoad and enabled follow the config", () => {
@@ -46,9 +46,30 @@ describe("Catalog.build reuses work only for identical inputs", () => {
       "anthropic/alwaysLoad": true,
       clawtool: { usage_hint: "read before writing" }
     })
+    const hintOnly = build([{ instance: "fs", tools }], { "fs.read": new ToolConfig({ usage_hint: "other hint" }) })
+    assert.deepStrictEqual(readOf(hintOnly)!._meta, { clawtool: { usage_hint: "other hint" } })
+    const hotOnly = build([{ instance: "fs", tools }], {
+      "fs.read": new ToolConfig({ usage_hint: "other hint", always_load: true })
+    })
+    assert.deepStrictEqual(readOf(hotOnly)!._meta, {
+      "anthropic/alwaysLoad": true,
+      clawtool: { usage_hint: "other hint" }
+    })
+    const rehinted = build([{ instance: "fs", tools }], {
+      "fs.read": new ToolConfig({ usage_hint: "third hint", always_load: true })
+    })
+    assert.deepStrictEqual(readOf(rehinted)!._meta, {
+      "anthropic/alwaysLoad": true,
+      clawtool: { usage_hint: "third hint" }
+    })
     const off = build([{ instance: "fs", tools }], { "fs.read": new ToolConfig({ enabled: false }) })
     assert.isUndefined(readOf(off))
     assert.isUndefined(readOf(build([{ instance: "fs", tools }]))!._meta, "back to the plain form")
+  })
+
+  it("a config key without a dot is not read as <instance>.<tool>", () => {
+    const catalog = build([{ instance: "rea", tools: [tool("read")] }], { read: new ToolConfig({ enabled: false }) })
+    assert.include(names(catalog), "rea__read")
   })
 
   it("config keys without an instance part are ignored", () => {
@@ -88,6 +109,44 @@ describe("Catalog.build entries", () => {
       catalog.collisions.map((c) => [c.wire, c.kept, c.dropped]),
       [["gh__x_y", "gh.x_y", ["gh.x.y"]]]
     )
+  })
+
+  it("core entries have no instance and keep their names; tied wire names list by selector", () => {
+    const catalog = build([{ instance: "gh", tools: [tool("x_y"), tool("x.y")] }])
+    const core = catalog.entries.find((entry) => entry.wire === "ToolSearch")!
+    assert.strictEqual(core.instance, "")
+    assert.strictEqual(core.shaping, "as-is")
+    assert.deepStrictEqual(
+      catalog.entries.filter((entry) => entry.wire === "gh__x_y").map((entry) => entry.original),
+      ["x.y", "x_y"]
+    )
+  })
+
+  it("collisions of several instances are reported in wire-name order", () => {
+    const catalog = build([
+      { instance: "gh", tools: [tool("x.y"), tool("x_y")] },
+      { instance: "fs", tools: [tool("a.b"), tool("a_b")] }
+    ])
+    assert.deepStrictEqual(
+      catalog.collisions.map((c) => c.wire),
+      ["fs__a_b", "gh__x_y"]
+    )
+  })
+
+  it("a wire name claimed across instances (a hash collision): the whole list is still sorted", () => {
+    // Both shorten to abcdefghijklmno_a26b3a26 under a budget of 24 (see RegistryNameBudget.test.ts).
+    const catalog = build(
+      [
+        { instance: "abcdefghijklmno-b", tools: [tool("zz"), tool("t16644"), tool("aa")] },
+        { instance: "abcdefghijklmno-a", tools: [tool("zz"), tool("t95251"), tool("aa")] }
+      ],
+      {},
+      24
+    )
+    const listed = names(catalog)
+    assert.deepStrictEqual(listed, [...listed].sort())
+    assert.strictEqual(listed.filter((name) => name === "abcdefghijklmno_a26b3a26").length, 1)
+    assert.strictEqual(catalog.collisions.length, 1)
   })
 
   it("listJson is tools/list's answer, byte for byte", () => {
