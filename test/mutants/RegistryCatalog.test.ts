@@ -34,6 +34,12 @@ describe("Catalog.build reuses work only for identical inputs", () => {
     for (const name of names(narrow)) assert.isAtMost(name.length, 30, name)
   })
 
+  it("the same tool array under a smaller budget, right after the first build, is shortened", () => {
+    const tools = [tool(long)]
+    assert.include(names(build([{ instance: "fs", tools }])), `fs__${long}`)
+    for (const name of names(build([{ instance: "fs", tools }], {}, 30))) assert.isAtMost(name.length, 30, name)
+  })
+
   it("the same tool array under a new config: hints, alwaysLoad and enabled follow the config", () => {
     const tools = [tool("read"), tool("write")]
     const plain = build([{ instance: "fs", tools }])

@@ -72,7 +72,7 @@ describe("ToolSearch.documents", () => {
     })
     const core = byId.get("ToolSearch")!
     assert.strictEqual(core.name, "ToolSearch")
-    assert.include(core.keywords, "discover")
+    assert.include(core.keywords.split(" "), "discover")
     assert.deepStrictEqual(
       [...docs.map((doc) => doc.id)].sort(),
       [...catalog.tools.map((t) => t.name)].sort(),
@@ -108,6 +108,28 @@ describe("ToolSearch.documents without parameters", () => {
   })
 })
 
+describe("ToolSearch.documents for a collision", () => {
+  it("the name kept is indexed with the winner's original name, and every parameter separately", () => {
+    const catalog = Catalog.build({
+      manifest,
+      sources: [
+        {
+          instance: "gh",
+          tools: [
+            { name: "x_y", inputSchema: { type: "object", properties: { first: {}, second: {} } } },
+            { name: "x~y", inputSchema: { type: "object" } }
+          ]
+        }
+      ],
+      toolConfig: {},
+      budget: 64
+    })
+    const doc = ToolSearch.documents(catalog, manifest).find((d) => d.id === "gh__x_y")!
+    assert.strictEqual(doc.name, "gh__x_y x_y")
+    assert.strictEqual(doc.params, "first second")
+  })
+})
+
 describe("ToolSearch.build", () => {
   it("finds a tool by parameter name, by instance and by title; a disabled tool is never found", () => {
     const { names } = fixture()
@@ -115,11 +137,14 @@ describe("ToolSearch.build", () => {
     assert.strictEqual(names("meteorology")[0], "weather__get_forecast")
     assert.includeMembers(names("weather"), ["weather__get_forecast", "weather__get_alerts"])
     assert.deepStrictEqual(names("never listed switched"), [])
+    assert.strictEqual(names("discover")[0], "ToolSearch", "core tools are found by their keywords")
   })
 
   it("prefix search from three characters, fuzzy search from five", () => {
     const { names } = fixture()
     assert.strictEqual(names("reposit")[0], "repo__commit")
+    assert.include(names("rep"), "repo__commit", "three characters are a prefix query")
+    assert.deepStrictEqual(names("repa"), [], "four characters are not fuzzy")
     assert.deepStrictEqual(names("co"), [], "two characters are not a prefix query")
     assert.strictEqual(names("repositroy")[0], "repo__commit", "one transposition is within the fuzzy distance")
     assert.strictEqual(names("comit")[0], "repo__commit", "five characters allow one edit")
