@@ -17,7 +17,7 @@ export default {
   ignoreStatic: true,
   incremental: true,
   // Git-ignored like the reports: a re-run on the same clone tests only the mutants whose code or tests changed;
-  // a fresh clone runs everything once (about 40 minutes on 2 busy cores).
+  // a fresh clone runs everything once (about an hour on 2 busy cores, see docs/mutation.md).
   incrementalFile: "reports/stryker-incremental.json",
   concurrency: 2,
   reporters: ["clear-text", "progress", "json", "html"],
