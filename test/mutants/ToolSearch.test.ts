@@ -1,0 +1,178 @@
+// Mutation-testing follow-ups (docs/mutation.md): ToolSearch over an in-process catalog, so that the index and the
+// ranking rules are pinned without the reference servers (RegistryToolSearch.test.ts runs those).
+import { assert, describe, it } from "@effect/vitest"
+import { Either } from "effect"
+import { ToolConfig } from "../../src/domain/Config.js"
+import type { Tool } from "../../src/domain/Mcp.js"
+import * as Catalog from "../../src/services/Registry/Catalog.js"
+import { coreSpecs } from "../../src/services/Registry/CoreTools.js"
+import * as Manifest from "../../src/services/Registry/Manifest.js"
+import * as ToolSearch from "../../src/services/Registry/ToolSearch.js"
+
+const manifest = Either.getOrThrow(Manifest.make(coreSpecs))
+
+const tool = (name: string, description: string, properties: Record<string, unknown> = {}, extra = {}): Tool => ({
+  name,
+  description,
+  inputSchema: { type: "object", properties },
+  ...extra
+})
+
+// Built inside each test (see docs/mutation.md: a fixture computed when the file loads hides mutants).
+const fixture = () => {
+  const catalog = Catalog.build({
+    manifest,
+    sources: [
+      {
+        instance: "weather",
+        tools: [
+          tool("get_forecast", "Forecast for a city", { city: { type: "string" } }, { title: "Meteorology" }),
+          tool("get_alerts", "Severe alerts", { region: { type: "string" } }),
+          tool("hidden_tool", "Never listed: switched off")
+        ]
+      },
+      {
+        instance: "repo",
+        tools: [
+          tool("alpha", "zebra crossing"),
+          tool("beta", "zebra crossing"),
+          tool("commit", "Records changes to the repository", { message: { type: "string" } })
+        ]
+      }
+    ],
+    toolConfig: { "weather.hidden_tool": new ToolConfig({ enabled: false }) },
+    budget: 64
+  })
+  const index = ToolSearch.build(catalog, manifest)
+  const names = (query: string, limit = 10) => index.search(query, limit).map((hit) => hit.name)
+  return { catalog, index, names }
+}
+
+describe("ToolSearch.tokenize", () => {
+  it("splits acronyms from the next word and digits from capitals; keeps non-ASCII letters", () => {
+    assert.deepStrictEqual(ToolSearch.tokenize("HTTPServer"), ["http", "server"])
+    assert.deepStrictEqual(ToolSearch.tokenize("v2Api"), ["v2", "api"])
+    assert.deepStrictEqual(ToolSearch.tokenize("café crème"), ["café", "crème"])
+    assert.deepStrictEqual(ToolSearch.tokenize("  "), [])
+  })
+})
+
+describe("ToolSearch.documents", () => {
+  it("listed tools only; a source tool carries its original name and instance, a core tool its keywords", () => {
+    const { catalog } = fixture()
+    const docs = ToolSearch.documents(catalog, manifest)
+    const byId = new Map(docs.map((doc) => [doc.id, doc]))
+    assert.isFalse(byId.has("weather__hidden_tool"))
+    assert.deepStrictEqual(byId.get("weather__get_forecast"), {
+      id: "weather__get_forecast",
+      name: "weather__get_forecast get_forecast",
+      description: "Meteorology Forecast for a city",
+      keywords: "weather",
+      params: "city"
+    })
+    const core = byId.get("ToolSearch")!
+    assert.strictEqual(core.name, "ToolSearch")
+    assert.include(core.keywords.split(" "), "discover")
+    assert.deepStrictEqual(
+      [...docs.map((doc) => doc.id)].sort(),
+      [...catalog.tools.map((t) => t.name)].sort(),
+      "one document per listed tool"
+    )
+  })
+})
+
+describe("ToolSearch.documents without parameters", () => {
+  it("a schema without properties, or with null properties, indexes no parameter names", () => {
+    const catalog = Catalog.build({
+      manifest,
+      sources: [
+        {
+          instance: "x",
+          tools: [
+            { name: "bare", inputSchema: { type: "object" } },
+            { name: "nulled", inputSchema: { type: "object", properties: null } }
+          ]
+        }
+      ],
+      toolConfig: {},
+      budget: 64
+    })
+    const docs = ToolSearch.documents(catalog, manifest).filter((doc) => doc.id.startsWith("x__"))
+    assert.deepStrictEqual(
+      docs.map((doc) => [doc.id, doc.params, doc.description]),
+      [
+        ["x__bare", "", " "],
+        ["x__nulled", "", " "]
+      ]
+    )
+  })
+})
+
+describe("ToolSearch.documents for a collision", () => {
+  it("the name kept is indexed with the winner's original name, and every parameter separately", () => {
+    const catalog = Catalog.build({
+      manifest,
+      sources: [
+        {
+          instance: "gh",
+          tools: [
+            { name: "x_y", inputSchema: { type: "object", properties: { first: {}, second: {} } } },
+            { name: "x~y", inputSchema: { type: "object" } }
+          ]
+        }
+      ],
+      toolConfig: {},
+      budget: 64
+    })
+    const doc = ToolSearch.documents(catalog, manifest).find((d) => d.id === "gh__x_y")!
+    assert.strictEqual(doc.name, "gh__x_y x_y")
+    assert.strictEqual(doc.params, "first second")
+  })
+})
+
+describe("ToolSearch.build", () => {
+  it("finds a tool by parameter name, by instance and by title; a disabled tool is never found", () => {
+    const { names } = fixture()
+    assert.strictEqual(names("region")[0], "weather__get_alerts")
+    assert.strictEqual(names("meteorology")[0], "weather__get_forecast")
+    assert.includeMembers(names("weather"), ["weather__get_forecast", "weather__get_alerts"])
+    assert.deepStrictEqual(names("never listed switched"), [])
+    assert.strictEqual(names("discover")[0], "ToolSearch", "core tools are found by their keywords")
+  })
+
+  it("prefix search from three characters, fuzzy search from five", () => {
+    const { names } = fixture()
+    assert.strictEqual(names("reposit")[0], "repo__commit")
+    assert.include(names("rep"), "repo__commit", "three characters are a prefix query")
+    assert.deepStrictEqual(names("repa"), [], "four characters are not fuzzy")
+    assert.deepStrictEqual(names("co"), [], "two characters are not a prefix query")
+    assert.strictEqual(names("repositroy")[0], "repo__commit", "one transposition is within the fuzzy distance")
+    assert.strictEqual(names("comit")[0], "repo__commit", "five characters allow one edit")
+    assert.deepStrictEqual(names("comt"), [], "four characters are matched exactly")
+  })
+
+  it("equal scores come out in wire-name order; limit cuts the list; scores are rounded to 3 decimals", () => {
+    const { catalog, index, names } = fixture()
+    const hits = index.search("zebra", 10)
+    assert.deepStrictEqual(
+      hits.map((hit) => hit.name),
+      ["repo__alpha", "repo__beta"]
+    )
+    assert.strictEqual(hits[0]!.score, hits[1]!.score)
+    const thousandths = hits[0]!.score * 1000
+    assert.isAbove(hits[0]!.score, 0)
+    assert.isBelow(hits[0]!.score, 100)
+    assert.isBelow(Math.abs(thousandths - Math.round(thousandths)), 1e-6, "at most three decimals")
+    assert.deepStrictEqual(names("zebra", 1), ["repo__alpha"])
+    assert.strictEqual(index.hash, catalog.hash)
+  })
+
+  it("a hit carries the tool's description and input schema; better matches rank higher", () => {
+    const { index } = fixture()
+    const [first, second] = index.search("forecast city", 10)
+    assert.strictEqual(first!.name, "weather__get_forecast")
+    assert.strictEqual(first!.description, "Forecast for a city")
+    assert.deepStrictEqual(first!.inputSchema, { properties: { city: { type: "string" } }, type: "object" })
+    assert.isTrue(second === undefined || second.score < first!.score)
+  })
+})

@@ -1,0 +1,27 @@
+import { defineConfig } from "vitest/config"
+
+// Used only by Stryker (stryker.config.mjs): the fast, in-process unit tests of the mutated modules. Suites that
+// spawn real children (Sources, Supervision, chaos, relay, e2e, the reference-server parts of Registry export and
+// search) are left out so that each mutant run takes a fraction of a second; test/mutants/ covers what they covered.
+export default defineConfig({
+  test: {
+    include: [
+      "test/domain.test.ts",
+      "test/Config.test.ts",
+      "test/ConfigSupervision.test.ts",
+      "test/Secrets.test.ts",
+      "test/Registry.test.ts",
+      "test/RegistryCatalog.test.ts",
+      "test/RegistryConfig.test.ts",
+      "test/RegistryManifest.test.ts",
+      "test/RegistryNameBudget.test.ts",
+      "test/RegistryPipeline.test.ts",
+      "test/RegistrySurface.test.ts",
+      "test/mutants/**/*.test.ts"
+    ],
+    // One worker reuses the loaded modules between mutant runs (mutants switch at run time, no reload needed).
+    isolate: false,
+    testTimeout: 20_000,
+    hookTimeout: 20_000
+  }
+})
