@@ -17,6 +17,10 @@ export default defineConfig({
       "test/RegistryNameBudget.test.ts",
       "test/RegistryPipeline.test.ts",
       "test/RegistrySurface.test.ts",
+      "test/ConfigSchema.test.ts",
+      "test/CallPlan.test.ts",
+      "test/SourcesPolicy.test.ts",
+      "test/SourcesInstance.test.ts",
       "test/mutants/**/*.test.ts"
     ],
     // One worker reuses the loaded modules between mutant runs (mutants switch at run time, no reload needed).

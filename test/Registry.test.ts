@@ -67,7 +67,18 @@ const makeLayer = (initial: ReadonlyArray<InstanceTools>) =>
           { content: [{ type: "text", text: `${instance}:${request.name}` }] } satisfies CallToolResult
         ),
       changes: Stream.never,
-      connection: () => Effect.die("unused"),
+      // Only "off" is refused here: the Registry words a stopped source's refusal with Sources' own.
+      connection: (instance) =>
+        instance === "off"
+          ? Effect.fail(
+              new CallError({
+                tool: instance,
+                reason: "NotRunning",
+                detail: `source "off" is not running (Exited: exited with code 1)`,
+                retryable: true
+              })
+            )
+          : Effect.succeed(undefined as never), // a running child, never used beyond being there
       running: Effect.succeed([])
     })
     const config = Either.getOrThrow(parseConfig(configText, "test.toml"))

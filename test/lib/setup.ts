@@ -31,16 +31,8 @@ export const findOptionOrEither = (value: unknown, path = "", seen = new Set<obj
   return undefined
 }
 
-const guarded = [
-  "deepStrictEqual",
-  "deepEqual",
-  "equal",
-  "strictEqual",
-  "notDeepStrictEqual",
-  "notDeepEqual",
-  "notEqual",
-  "notStrictEqual"
-] as const
+// Deep equality only: strictEqual/equal compare objects by identity, which does tell two Options apart.
+const guarded = ["deepStrictEqual", "deepEqual", "notDeepStrictEqual", "notDeepEqual"] as const
 
 const target = assert as unknown as Record<
   string,
