@@ -363,6 +363,26 @@ describe("ChildProcessTransport under hostile output", () => {
     assert.strictEqual(garbage.length, 2)
   })
 
+  it("a too-deep request from the child is answered at the child with an error, never handed on", async () => {
+    const { child, garbage, seen } = await setup({ maxDepth: 8 })
+    const written: Array<string> = []
+    child.stdin.on("data", (chunk: Buffer) => written.push(...chunk.toString("utf8").split("\n").filter(Boolean)))
+    child.stdout.write(`{"jsonrpc":"2.0","id":"s1","method":"sampling/createMessage","params":{"x":${deep(10)}}}\n`)
+    await settle()
+    assert.deepStrictEqual(seen, [])
+    assert.deepStrictEqual(
+      written.map((line) => JSON.parse(line)),
+      [
+        {
+          jsonrpc: "2.0",
+          id: "s1",
+          error: { code: -32600, message: "a message nested deeper than max_depth (8): refused by clawtool" }
+        }
+      ]
+    )
+    assert.strictEqual(garbage.length, 1)
+  })
+
   it("a throw in intercept or onmessage is logged as garbage and the next line is still read", async () => {
     const { child, garbage, transport, seen } = await setup()
     transport.intercept = (message) => {

@@ -85,11 +85,15 @@ export class ChildProcessTransport implements Transport {
       return this.onGarbage(line)
     }
     if (mayExceedDepth(line.length, this.limits.maxDepth) && exceedsDepth(json, this.limits.maxDepth)) {
-      const isResponse = typeof json === "object" && json !== null && !("method" in json)
-      return this.refuse(
-        isResponse ? usableId(json) : undefined,
-        `a message nested deeper than max_depth (${this.limits.maxDepth})`
-      )
+      const what = `a message nested deeper than max_depth (${this.limits.maxDepth})`
+      const isRequest = typeof json === "object" && json !== null && "method" in json
+      if (!isRequest) return this.refuse(usableId(json), what)
+      // A request from the child (sampling, elicitation, roots…) is answered, so the child does not wait for ever.
+      const id = usableId(json)
+      this.onGarbage(`<${what} was dropped${id === undefined ? "" : `; request ${JSON.stringify(id)} refused`}>`)
+      if (id === undefined) return
+      const error = { code: ErrorCode.InvalidRequest, message: `${what}: refused by clawtool` }
+      return void this.sendLine(`${JSON.stringify({ jsonrpc: "2.0", id, error })}\n`).catch(() => {})
     }
     try {
       if (this.intercept !== undefined && typeof json === "object" && json !== null && this.intercept(json as never))
