@@ -5,6 +5,7 @@
  * result with the config loader before writing it.
  */
 import { Either } from "effect"
+import { parseKeys } from "../services/Config.js"
 
 /** Why an edit cannot be made as text (the file is left as it was). */
 export interface EditProblem {
@@ -29,7 +30,7 @@ export const headerKeys = (raw: string): ReadonlyArray<string> | undefined => {
   const line = raw.trim()
   if (!line.startsWith("[")) return undefined
   const open = line.startsWith("[[") ? 2 : 1
-  const parsed = dottedKey(line, open)
+  const parsed = parseKeys(line, open)
   if (parsed === undefined || line[parsed.end] !== "]") return undefined
   return parsed.keys
 }
@@ -38,42 +39,8 @@ export const headerKeys = (raw: string): ReadonlyArray<string> | undefined => {
 export const assignmentKeys = (raw: string): ReadonlyArray<string> | undefined => {
   const line = raw.trim()
   if (line === "" || line.startsWith("#") || line.startsWith("[")) return undefined
-  const parsed = dottedKey(line, 0)
+  const parsed = parseKeys(line, 0)
   return parsed !== undefined && line[parsed.end] === "=" ? parsed.keys : undefined
-}
-
-const dottedKey = (line: string, start: number): { keys: ReadonlyArray<string>; end: number } | undefined => {
-  const keys: Array<string> = []
-  let i = start
-  const blanks = () => {
-    while (line[i] === " " || line[i] === "\t") i++
-  }
-  for (;;) {
-    blanks()
-    if (line[i] === '"') {
-      const match = /^"(?:[^"\\]|\\.)*"/.exec(line.slice(i))
-      if (match === null) return undefined
-      try {
-        keys.push(JSON.parse(match[0]) as string)
-      } catch {
-        keys.push(match[0].slice(1, -1))
-      }
-      i += match[0].length
-    } else if (line[i] === "'") {
-      const close = line.indexOf("'", i + 1)
-      if (close === -1) return undefined
-      keys.push(line.slice(i + 1, close))
-      i = close + 1
-    } else {
-      const match = /^[A-Za-z0-9_-]+/.exec(line.slice(i))
-      if (match === null) return undefined
-      keys.push(match[0])
-      i += match[0].length
-    }
-    blanks()
-    if (line[i] !== ".") return { keys, end: i }
-    i++
-  }
 }
 
 const samePath = (a: ReadonlyArray<string>, b: ReadonlyArray<string>) =>

@@ -472,7 +472,7 @@ const prefixScore = (candidate: ReadonlyArray<string>, target: ReadonlyArray<str
 }
 
 /** A dotted TOML key (bare, "basic" or 'literal' parts) starting at `start`; `end` points past trailing blanks. */
-const parseKeys = (line: string, start: number): { keys: ReadonlyArray<string>; end: number } | undefined => {
+export const parseKeys = (line: string, start: number): { keys: ReadonlyArray<string>; end: number } | undefined => {
   const keys: Array<string> = []
   let i = start
   const blanks = () => {
