@@ -2,6 +2,7 @@ import { Either, Layer } from "effect"
 import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
+import { CatalogCache } from "../../src/services/CatalogCache.js"
 import { Config, parseConfig } from "../../src/services/Config.js"
 import { Registry } from "../../src/services/Registry.js"
 import { Secrets } from "../../src/services/Secrets.js"
@@ -33,7 +34,12 @@ export const registryLayer = (toml: string) => {
   const config = Either.getOrThrow(parseConfig(toml, "test.toml", "toml"))
   const configLayer = Config.layerTest(config)
   const sources = Sources.DefaultWithoutDependencies.pipe(
-    Layer.provide(Layer.mergeAll(configLayer, Secrets.layerTest({ sources: config.sources }), SourceClient.Default))
+    Layer.provide(Layer.mergeAll(
+        configLayer,
+        Secrets.layerTest({ sources: config.sources }),
+        SourceClient.Default,
+        CatalogCache.Test()
+      ))
   )
   return Registry.DefaultWithoutDependencies.pipe(Layer.provideMerge(Layer.merge(sources, configLayer)))
 }
