@@ -263,11 +263,11 @@ describe("Registry", () => {
       const sources = new Sources({
         names: [],
         awaitSettled: Effect.void,
-      awaitListed: Effect.void,
+        awaitListed: Effect.void,
         catalog: Effect.succeed([]),
         catalogNow: () => [],
         connectionNow: () => undefined,
-      awaitInstance: () => Effect.void,
+        awaitInstance: () => Effect.void,
         health: Effect.succeed([]),
         callTool: () => Effect.die("unused"),
         changes: Stream.never,

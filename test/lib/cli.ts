@@ -60,11 +60,7 @@ export const spawnServe = (config: string, cacheDir = freshCacheDir()): ChildPro
   })
 
 /** An SDK client (the host) connected to `clawtool serve`, closed with the scope. */
-export const serveClient = (
-  config: string,
-  capabilities: Record<string, unknown> = {},
-  cacheDir = freshCacheDir()
-) =>
+export const serveClient = (config: string, capabilities: Record<string, unknown> = {}, cacheDir = freshCacheDir()) =>
   Effect.acquireRelease(
     Effect.promise(async () => {
       const transport = new StdioClientTransport({

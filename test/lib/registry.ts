@@ -34,12 +34,14 @@ export const registryLayer = (toml: string) => {
   const config = Either.getOrThrow(parseConfig(toml, "test.toml", "toml"))
   const configLayer = Config.layerTest(config)
   const sources = Sources.DefaultWithoutDependencies.pipe(
-    Layer.provide(Layer.mergeAll(
+    Layer.provide(
+      Layer.mergeAll(
         configLayer,
         Secrets.layerTest({ sources: config.sources }),
         SourceClient.Default,
         CatalogCache.Test()
-      ))
+      )
+    )
   )
   return Registry.DefaultWithoutDependencies.pipe(Layer.provideMerge(Layer.merge(sources, configLayer)))
 }
