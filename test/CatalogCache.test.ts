@@ -74,7 +74,11 @@ describe("CatalogCache", () => {
       const key = keyOf(spec)
       yield* cache.store(key, [tool])
       const file = path.join(dir, fs.readdirSync(dir)[0]!)
-      for (const text of ["{not json", fs.readFileSync(file, "utf8").slice(0, 20), `{"format":"other","tools":[]}`]) {
+      for (const text of [
+        "{not json",
+        fs.readFileSync(file, "utf8").slice(0, 20),
+        JSON.stringify({ format: "other/1", key, tools: [] })
+      ]) {
         fs.writeFileSync(file, text)
         assertNone(yield* cache.load(key))
       }
