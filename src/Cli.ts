@@ -400,11 +400,14 @@ const cache = Command.make("cache").pipe(
 
 // === tools =========================================================================================================
 
-/** Sources that are not running have no tools in the catalog: say so on stderr, so a short list is not a surprise. */
+/**
+ * Sources that are not running have no tools in the catalog: say so on stderr, so a short list is not a surprise. An
+ * idle lazy source's (cached) tools are listed.
+ */
 const warnNotRunning = (sources: Sources, what: string) =>
   Effect.gen(function* () {
     for (const row of yield* sources.health) {
-      if (row.status !== "running") {
+      if (row.status !== "running" && row.status !== "idle") {
         yield* Console.error(
           `warning: source ${row.name} is ${row.status}${row.reason === "" ? "" : ` (${row.reason})`}; ${what}`
         )

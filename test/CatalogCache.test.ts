@@ -5,9 +5,11 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import { CatalogCache, keyOf } from "../src/services/CatalogCache.js"
 import { Config } from "../src/services/Config.js"
+import { Registry } from "../src/services/Registry.js"
 import { Secrets } from "../src/services/Secrets.js"
 import { SourceClient } from "../src/services/SourceClient.js"
 import { Sources } from "../src/services/Sources.js"
+import { registryLayer } from "./lib/registry.js"
 import { configFrom, eventually, isAlive, rowOf, stubCommand, tempDir, waitFor } from "./lib/sources.js"
 
 const spec = { command: ["node", "server.js"], cwd: undefined, env: { TOKEN: "s3cret-value", HOME: "/home/u" } }
@@ -209,5 +211,35 @@ describe("Sources with a persisted catalog (real children)", () => {
         )
       }),
     40_000
+  )
+
+  it.live(
+    "the host's catalog hash: unchanged when the child lists what was cached, changed when it lists differently",
+    () =>
+      Effect.gen(function* () {
+        const dir = tempDir()
+        const extra = path.join(tempDir(), "extra")
+        const toml = `[sources.srv]\ncommand = ${stubCommand("--extra-tool", extra, "--slow-start", "1000")}\n`
+        const hashes = Effect.scoped(
+          Effect.provide(
+            Effect.gen(function* () {
+              const registry = yield* Registry
+              yield* (yield* Sources).awaitListed
+              const cached = (yield* registry.catalog).hash
+              yield* waitFor("srv", (row) => row.status === "running", "running")
+              return { cached, live: (yield* registry.catalog).hash }
+            }),
+            registryLayer(toml, CatalogCache.layerDir(dir))
+          )
+        )
+        yield* hashes
+        const same = yield* hashes
+        assert.strictEqual(same.live, same.cached)
+        fs.writeFileSync(extra, "added_tool")
+        const changed = yield* hashes
+        assert.strictEqual(changed.cached, same.live)
+        assert.notStrictEqual(changed.live, changed.cached)
+      }),
+    30_000
   )
 })

@@ -30,17 +30,12 @@ export const referenceSources = (dir: string, which: ReadonlyArray<"everything" 
     .join("\n")
 
 /** Registry over real Sources (real children), from a TOML text; Registry and Sources share one Config. */
-export const registryLayer = (toml: string) => {
+export const registryLayer = (toml: string, cache: Layer.Layer<CatalogCache> = CatalogCache.Test()) => {
   const config = Either.getOrThrow(parseConfig(toml, "test.toml", "toml"))
   const configLayer = Config.layerTest(config)
   const sources = Sources.DefaultWithoutDependencies.pipe(
     Layer.provide(
-      Layer.mergeAll(
-        configLayer,
-        Secrets.layerTest({ sources: config.sources }),
-        SourceClient.Default,
-        CatalogCache.Test()
-      )
+      Layer.mergeAll(configLayer, Secrets.layerTest({ sources: config.sources }), SourceClient.Default, cache)
     )
   )
   return Registry.DefaultWithoutDependencies.pipe(Layer.provideMerge(Layer.merge(sources, configLayer)))
