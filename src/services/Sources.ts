@@ -287,11 +287,14 @@ export class Sources extends Effect.Service<Sources>()("clawtool/Sources", {
           const cached = yield* cache.load(key)
           if (Option.isSome(cached)) {
             stored.set(name, cached.value)
-            yield* state.update(name, (current) => Instance.fromCache(current, cached.value))
+            // Lazy: known tools, no need to start; the first request routed here spawns it.
+            const lazy = source.start === "lazy"
+            yield* state.update(name, (current) => {
+              const withCache = Instance.fromCache(current, cached.value)
+              return lazy ? Instance.idle(withCache) : withCache
+            })
             yield* Deferred.succeed(listed.get(name)!, undefined)
-            if (source.start === "lazy") {
-              // Known tools, no need to start: the first request routed here spawns it.
-              yield* state.update(name, Instance.idle)
+            if (lazy) {
               yield* settle(name)
               yield* Queue.take(wakes.get(name)!)
             }
@@ -331,17 +334,20 @@ export class Sources extends Effect.Service<Sources>()("clawtool/Sources", {
         const source = config.sources[instance]
         if (current === undefined || source === undefined || pastStarting(instance)) return Effect.void
         activity.get(instance)!.lastUsed = Date.now()
-        const wake = current._tag === "Idle" ? Queue.offer(wakes.get(instance)!, undefined) : Effect.void
-        return Effect.zipRight(
-          wake,
-          state.changes.pipe(
-            Stream.filter(() => pastStarting(instance)),
-            Stream.take(1),
-            Stream.runDrain,
-            // Past the startup_timeout the supervisor records the failure itself; the margin lets it.
-            Effect.timeout(Duration.sum(source.startup_timeout, Duration.seconds(1))),
-            Effect.ignore
-          )
+        // Checked on every change, not once: an instance may turn idle while this waits (a lazy one loading its cache).
+        const wakeIfIdle = Effect.suspend(() =>
+          state.get().instances.get(instance)?._tag === "Idle"
+            ? Queue.offer(wakes.get(instance)!, undefined)
+            : Effect.void
+        )
+        return state.changes.pipe(
+          Stream.tap(() => wakeIfIdle),
+          Stream.filter(() => pastStarting(instance)),
+          Stream.take(1),
+          Stream.runDrain,
+          // Past the startup_timeout the supervisor records the failure itself; the margin lets it.
+          Effect.timeout(Duration.sum(source.startup_timeout, Duration.seconds(1))),
+          Effect.ignore
         )
       })
 
