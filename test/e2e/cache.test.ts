@@ -77,4 +77,34 @@ describe("persisted catalog and lazy sources (built CLI)", () => {
       assert.strictEqual(fs.readFileSync(starts, "utf8").trim().split("\n").length, 1)
     })
   )
+
+  it.live(
+    "serve: a lazy source with a cached catalog is listed without a spawn; the first call spawns it",
+    () =>
+      Effect.gen(function* () {
+        const cacheDir = tempDir()
+        const starts = path.join(tempDir(), "starts")
+        const startCount = () => (fs.existsSync(starts) ? fs.readFileSync(starts, "utf8").trim().split("\n").length : 0)
+        const config = writeConfig(
+          `[sources.lazy]\ncommand = ${stubCommand("--record-start", starts)}\nstart = "lazy"\n`
+        )
+        // The first session learns the catalog (one start).
+        yield* session(config, cacheDir, "lazy__echo")
+        assert.strictEqual(startCount(), 1)
+        yield* Effect.scoped(
+          Effect.gen(function* () {
+            const client = yield* serveClient(config, {}, cacheDir)
+            const names = (yield* Effect.promise(() => client.listTools())).tools.map((t) => t.name)
+            assert.include(names, "lazy__echo")
+            assert.strictEqual(startCount(), 1)
+            const answer = yield* Effect.promise(() =>
+              client.callTool({ name: "lazy__echo", arguments: { text: "x" } })
+            )
+            assert.deepStrictEqual(answer.content, [{ type: "text", text: "echo:x" }])
+            assert.strictEqual(startCount(), 2)
+          })
+        )
+      }),
+    60_000
+  )
 })
