@@ -15,6 +15,7 @@ import * as Manage from "./cli/Manage.js"
 import { ConfigError } from "./domain/Errors.js"
 import { packageOf } from "./domain/Health.js"
 import { HealthLive, type Location, ServeLive, StaticLive } from "./layers/Main.js"
+import { CatalogCache, cacheDir } from "./services/CatalogCache.js"
 import { Config, ConfigLocation, ProcessEnv, readText, resolveConfigPaths } from "./services/Config.js"
 import { Gateway } from "./services/Gateway.js"
 import { Registry } from "./services/Registry.js"
@@ -156,7 +157,8 @@ const health = Command.make("health", { config, secrets, json }, (options) =>
         ].join("\n")
       )
     }
-    if (rows.some((row) => row.status !== "running")) return yield* new ExitStatus({ code: 1 })
+    // An idle lazy source is healthy: its catalog is known and the next request starts it.
+    if (rows.some((row) => row.status !== "running" && row.status !== "idle")) return yield* new ExitStatus({ code: 1 })
   }).pipe(
     (effect) => Effect.zipRight(requireSecretsFile(options), effect),
     Effect.provide(HealthWithConfig(options)),
@@ -165,7 +167,7 @@ const health = Command.make("health", { config, secrets, json }, (options) =>
   )
 ).pipe(
   Command.withDescription(
-    "Start every configured source (as serve does), wait until each has settled, print their health. Exit 0 when all run, 1 when any does not, 2 on usage or config errors."
+    "Start every configured source (as serve does), wait until each has settled, print their health. Exit 0 when all run (or are idle lazy sources), 1 when any does not, 2 on usage or config errors."
   )
 )
 
@@ -376,13 +378,36 @@ const source = Command.make("source").pipe(
   ])
 )
 
+// === cache =========================================================================================================
+
+const cacheClear = Command.make("clear", {}, () =>
+  Effect.gen(function* () {
+    const removed = yield* (yield* CatalogCache).clear
+    yield* Console.log(`removed ${removed} cached catalog${removed === 1 ? "" : "s"} from ${cacheDir()}`)
+  }).pipe(Effect.provide(CatalogCache.Default))
+).pipe(
+  Command.withDescription(
+    "Remove every persisted catalog (the tools each source last listed, kept so the next start serves them at once). Sources list again on their next start."
+  )
+)
+
+const cache = Command.make("cache").pipe(
+  Command.withDescription(
+    "Manage the persisted catalog in $CLAWTOOL_CACHE_DIR, else $XDG_CACHE_HOME/clawtool, else ~/.cache/clawtool."
+  ),
+  Command.withSubcommands([cacheClear])
+)
+
 // === tools =========================================================================================================
 
-/** Sources that are not running have no tools in the catalog: say so on stderr, so a short list is not a surprise. */
+/**
+ * Sources that are not running have no tools in the catalog: say so on stderr, so a short list is not a surprise. An
+ * idle lazy source's (cached) tools are listed.
+ */
 const warnNotRunning = (sources: Sources, what: string) =>
   Effect.gen(function* () {
     for (const row of yield* sources.health) {
-      if (row.status !== "running") {
+      if (row.status !== "running" && row.status !== "idle") {
         yield* Console.error(
           `warning: source ${row.name} is ${row.status}${row.reason === "" ? "" : ` (${row.reason})`}; ${what}`
         )
@@ -612,7 +637,7 @@ const tools = Command.make("tools").pipe(
 
 const root = Command.make("clawtool").pipe(
   Command.withDescription("One MCP server for all your MCP servers: spawns, supervises and serves configured sources."),
-  Command.withSubcommands([serve, health, source, tools])
+  Command.withSubcommands([serve, health, source, tools, cache])
 )
 
 /** One example per command, shown under EXAMPLE in its --help (keyed by the command path). */
@@ -631,7 +656,9 @@ const examples: Record<string, string> = {
   "tools list": "clawtool tools list --json",
   "tools enable": "clawtool tools enable github.create_issue",
   "tools disable": "clawtool tools disable github.delete_repo",
-  "tools export-typescript": "clawtool tools export-typescript --output ./clawtool-tools --check"
+  "tools export-typescript": "clawtool tools export-typescript --output ./clawtool-tools --check",
+  cache: "clawtool cache clear",
+  "cache clear": "clawtool cache clear"
 }
 
 const cliApp = Command.run(root, { name: "clawtool", version: Version.version })

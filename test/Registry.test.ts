@@ -53,9 +53,11 @@ const makeLayer = (initial: ReadonlyArray<InstanceTools>) =>
     const sources = new Sources({
       names: ["fs", "gh", "off"],
       awaitSettled: Effect.void,
+      awaitListed: Effect.void,
       catalog: Effect.map(Ref.get(catalog), (all) => [...all]),
       catalogNow: () => [...Effect.runSync(Ref.get(catalog))],
       connectionNow: () => undefined,
+      awaitInstance: () => Effect.void,
       health: Effect.succeed([
         row("fs", "running"),
         row("gh", "running"),
@@ -261,9 +263,11 @@ describe("Registry", () => {
       const sources = new Sources({
         names: [],
         awaitSettled: Effect.void,
+        awaitListed: Effect.void,
         catalog: Effect.succeed([]),
         catalogNow: () => [],
         connectionNow: () => undefined,
+        awaitInstance: () => Effect.void,
         health: Effect.succeed([]),
         callTool: () => Effect.die("unused"),
         changes: Stream.never,

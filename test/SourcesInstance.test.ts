@@ -182,3 +182,67 @@ describe("Snapshot", () => {
     assert.strictEqual(snapshot.connection("zz"), undefined)
   })
 })
+
+describe("Instance with a persisted catalog", () => {
+  const cachedTools = [tool("echo"), tool("add")]
+
+  it("fromCache: starting, the cached tools listed, Health says catalog: cached", () => {
+    const cached = Instance.fromCache(Instance.make("srv"), cachedTools)
+    assert.strictEqual(Instance.status(cached), "starting")
+    assert.strictEqual(cached.tools, cachedTools)
+    assert.isTrue(cached.toolNames.has("add"))
+    const row = rowOf(cached)
+    assert.deepStrictEqual([row.status, row.reason, row.toolCount], ["starting", "catalog: cached", 2])
+    assert.deepStrictEqual(new Snapshot(["srv"], new Map([["srv", cached]])).catalog, [
+      { instance: "srv", tools: cachedTools }
+    ])
+  })
+
+  it("fromCache only before the first spawn: a child's own listing is never replaced by the cache", () => {
+    const spawned = Instance.spawning(Instance.make("srv"), at(0))
+    assert.strictEqual(Instance.fromCache(spawned, cachedTools), spawned)
+    const running = runningAt(7, [tool("echo")])
+    assert.strictEqual(Instance.fromCache(running, cachedTools), running)
+  })
+
+  it("a child listing the same tools keeps the cached array; different tools are swapped in; cached ends", () => {
+    const cached = Instance.fromCache(Instance.make("srv"), cachedTools)
+    const same = runningAt(7, [tool("echo"), tool("add")], cached)
+    assert.strictEqual(same.tools, cachedTools)
+    assert.strictEqual(rowOf(same).reason, "")
+    const changed = runningAt(7, [tool("echo")], cached)
+    assert.deepStrictEqual(
+      changed.tools.map((t) => t.name),
+      ["echo"]
+    )
+    assert.isFalse(changed.toolNames.has("add"))
+  })
+
+  it("a cached source that ends down for good loses its cached tools and the cached mark", () => {
+    const cached = Instance.fromCache(Instance.make("srv"), cachedTools)
+    const down = Instance.failed(Instance.spawning(cached, at(0)), exited, Decision.Stop(), at(10))
+    assert.deepStrictEqual(down.tools, [])
+    assert.deepStrictEqual([rowOf(down).status, rowOf(down).reason], ["down", "Exited: exited with code 1"])
+    assert.deepStrictEqual(new Snapshot(["srv"], new Map([["srv", down]])).catalog, [])
+  })
+
+  it("idle: no child, its tools stay listed, status idle; the next spawn starts it again", () => {
+    const running = runningAt(7, cachedTools)
+    const idle = Instance.idle(running)
+    assert.strictEqual(Instance.status(idle), "idle")
+    assert.strictEqual(idle.tools, running.tools)
+    assert.strictEqual(Instance.connectionOf(idle), undefined)
+    const row = rowOf(idle)
+    assert.deepStrictEqual([row.status, row.pid, row.uptimeMs], ["idle", null, null])
+    assert.deepStrictEqual(new Snapshot(["srv"], new Map([["srv", idle]])).catalog, [
+      { instance: "srv", tools: cachedTools }
+    ])
+    assert.strictEqual(Instance.status(Instance.spawning(idle, at(20))), "starting")
+    assert.strictEqual(idle.restarts, running.restarts)
+  })
+
+  it("idle never hides a failure: a down instance stays down", () => {
+    const down = Instance.failed(runningAt(7, cachedTools), exited, restartIn(400), at(1_000))
+    assert.strictEqual(Instance.idle(down), down)
+  })
+})

@@ -5,6 +5,7 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import type { HealthRow } from "../src/domain/Health.js"
 import { SourceError } from "../src/domain/Errors.js"
+import { CatalogCache } from "../src/services/CatalogCache.js"
 import { Config } from "../src/services/Config.js"
 import { Reaper } from "../src/services/Reaper.js"
 import { Secrets } from "../src/services/Secrets.js"
@@ -367,7 +368,8 @@ const fakeChildren = (fail: (instance: string) => SourceError | undefined = () =
         Layer.mergeAll(
           Config.layerTest(parsed),
           Secrets.layerTest({ env: {}, sources: parsed.sources }),
-          Layer.succeed(SourceClient, new SourceClient({ connect }))
+          Layer.succeed(SourceClient, new SourceClient({ connect })),
+          CatalogCache.Test()
         )
       )
     )

@@ -105,7 +105,16 @@ export class SourceConfig extends Schema.Class<SourceConfig>("SourceConfig")(
     max_restarts: Schema.optionalWith(MaxRestarts, { default: () => 10 }),
     crash_loop_retry: Schema.optionalWith(PositiveDuration, { default: () => Duration.seconds(60) }),
     /** Per tools/call, reset by progress; none by default. */
-    call_timeout: Schema.optional(PositiveDuration)
+    call_timeout: Schema.optional(PositiveDuration),
+    /** `lazy`: with a cached catalog, spawned only by the first request routed to it (issue 10). */
+    start: Schema.optionalWith(
+      Schema.Literal("eager", "lazy").annotations({
+        message: (issue) => `start is "eager" or "lazy", got ${JSON.stringify(issue.actual)}`
+      }),
+      { exact: true, default: () => "eager" as const }
+    ),
+    /** A lazy source's child with no request in flight for this long is stopped; none by default. */
+    idle_timeout: Schema.optional(PositiveDuration)
   },
   { description: "a table with at least a command" }
 ) {}

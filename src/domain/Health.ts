@@ -1,7 +1,10 @@
 import { Schema } from "effect"
 
-/** `crash-loop`: restarted `max_restarts` times within `restart_window`; now retried only every `crash_loop_retry`. */
-export const Status = Schema.Literal("starting", "running", "down", "unauthenticated", "crash-loop")
+/**
+ * `crash-loop`: restarted `max_restarts` times within `restart_window`; now retried only every `crash_loop_retry`.
+ * `idle`: a lazy source with no child (not needed yet, or stopped after `idle_timeout`); its tools stay listed.
+ */
+export const Status = Schema.Literal("starting", "running", "down", "unauthenticated", "crash-loop", "idle")
 export type Status = typeof Status.Type
 
 /** A child's exit: its code, or the signal that killed it, and when (ISO time). */

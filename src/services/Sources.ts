@@ -1,9 +1,10 @@
-import { Clock, Deferred, Duration, Effect, FiberMap, Option, Stream } from "effect"
+import { Clock, Deferred, Duration, Effect, FiberMap, Option, Queue, Stream } from "effect"
 import type { SourceConfig } from "../domain/Config.js"
 import { childEnvironment } from "../domain/Environment.js"
 import { type CallError, SourceError } from "../domain/Errors.js"
 import { type HealthRow, packageOf } from "../domain/Health.js"
 import type { CallToolRequest, CallToolResult } from "../domain/Mcp.js"
+import { CatalogCache, keyOf } from "./CatalogCache.js"
 import { Config } from "./Config.js"
 import { HostBridge, offlinePort } from "./HostBridge.js"
 import { Secrets } from "./Secrets.js"
@@ -21,6 +22,11 @@ export interface SourcesApi {
   readonly names: ReadonlyArray<string>
   /** Completes once every instance's first start attempt is over (each bounded by its startup_timeout). */
   readonly awaitSettled: Effect.Effect<void>
+  /**
+   * Completes once every instance's catalog is known: served from the persisted catalog, or its first start attempt
+   * is over. What a host's list should wait for (health waits for `awaitSettled`).
+   */
+  readonly awaitListed: Effect.Effect<void>
   /**
    * The catalog input as of now, synchronously (the call relay's route lookup, per call). Like `catalog`, `running`
    * and `connectionNow`, a read of the one immutable Snapshot the supervisors replace on every state change, where
@@ -43,8 +49,59 @@ export interface SourcesApi {
   ) => Effect.Effect<CallToolResult, CallError>
   /** The running child of an instance: everything beyond tools/call is routed through it. */
   readonly connection: (instance: string) => Effect.Effect<Connection, CallError>
+  /**
+   * Makes sure an instance is started (spawns a lazy or idle one) and waits until it is past starting: running or down
+   * (bounded by its startup_timeout). Never fails; the request that follows is refused as usual if it is not running.
+   */
+  readonly awaitInstance: (instance: string) => Effect.Effect<void>
   /** Emits at once, then whenever any instance's state changes (status, catalog, restarts, next retry time). */
   readonly changes: Stream.Stream<void>
+}
+
+/** Requests in flight to one instance and when the last began: what idle_timeout measures. */
+interface Activity {
+  inFlight: number
+  lastUsed: number
+}
+
+/**
+ * The connection with its requests counted (only for sources with an idle_timeout): the relay's calls, tools/call and
+ * every forwarded request, each counted until it ends, so a long call is never cut by an idle stop.
+ */
+const counted = (connection: Connection, activity: Activity): Connection => {
+  const begin = () => {
+    activity.inFlight++
+    activity.lastUsed = Date.now()
+  }
+  const end = () => {
+    activity.inFlight--
+    activity.lastUsed = Date.now()
+  }
+  const around = <A, E>(effect: Effect.Effect<A, E>) =>
+    Effect.ensuring(Effect.zipRight(Effect.sync(begin), effect), Effect.sync(end))
+  return {
+    ...connection,
+    callTool: (request, options) => around(connection.callTool(request, options)),
+    request: (method, params, options) => around(connection.request(method, params, options)),
+    relayCall: (request, done) => {
+      begin()
+      let open = true
+      const close = () => {
+        if (open) {
+          open = false
+          end()
+        }
+      }
+      const cancel = connection.relayCall(request, (outcome) => {
+        close()
+        done(outcome)
+      })
+      return () => {
+        close()
+        cancel()
+      }
+    }
+  }
 }
 
 /**
@@ -55,11 +112,12 @@ export interface SourcesApi {
  * (a pending restart is simply dropped), and each child's scope then ends its process group.
  */
 export class Sources extends Effect.Service<Sources>()("clawtool/Sources", {
-  dependencies: [Config.Default, Secrets.Default, SourceClient.Default],
+  dependencies: [Config.Default, Secrets.Default, SourceClient.Default, CatalogCache.Default],
   scoped: Effect.gen(function* () {
     const { config } = yield* Config
     const secrets = yield* Secrets
     const client = yield* SourceClient
+    const cache = yield* CatalogCache
     // Only serve has a host; the other commands declare a fixed set to children (ADR-005).
     const host = Option.match(yield* Effect.serviceOption(HostBridge), {
       onNone: () => offlinePort,
@@ -76,13 +134,53 @@ export class Sources extends Effect.Service<Sources>()("clawtool/Sources", {
     const settled = new Map(
       yield* Effect.forEach(names, (name) => Effect.map(Deferred.make<void>(), (d) => [name, d] as const))
     )
-    const settle = (name: string) => Deferred.succeed(settled.get(name)!, undefined)
+    const listed = new Map(
+      yield* Effect.forEach(names, (name) => Effect.map(Deferred.make<void>(), (d) => [name, d] as const))
+    )
+    const settle = (name: string) =>
+      Effect.zipRight(Deferred.succeed(listed.get(name)!, undefined), Deferred.succeed(settled.get(name)!, undefined))
     const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
+    // A request to an idle lazy source wakes its supervisor (a stale wake costs at most one early start).
+    const wakes = new Map(
+      yield* Effect.forEach(names, (name) => Effect.map(Queue.sliding<void>(1), (queue) => [name, queue] as const))
+    )
+    const activity = new Map(names.map((name): [string, Activity] => [name, { inFlight: 0, lastUsed: 0 }]))
 
-    /** Starts one child and serves until it exits; fails with why it is gone. */
+    /** The child's final launch: command, env and the persisted catalog's key; the key is absent without secrets. */
+    const launchOf = (name: string, source: SourceConfig) => {
+      const resolved = secrets.resolve(name, source)
+      const env = childEnvironment(process.env, source.env_passthrough, resolved.env)
+      const key = resolved.missing.length > 0 ? undefined : keyOf({ command: resolved.command, cwd: source.cwd, env })
+      return { resolved, env, key }
+    }
+
+    /** The tools last written to (or read from) the cache, per instance: a listing equal to them writes nothing. */
+    const stored = new Map<string, ReadonlyArray<unknown>>()
+    const persist = (name: string, key: string | undefined) =>
+      Effect.suspend(() => {
+        const current = state.get().instances.get(name)
+        if (key === undefined || current?._tag !== "Running" || stored.get(name) === current.tools) return Effect.void
+        stored.set(name, current.tools)
+        return cache.store(key, current.tools)
+      })
+
+    /** Resolves when a lazy source's child has had no request in flight for idle_timeout. */
+    const idleFor = (name: string, timeout: Duration.Duration) =>
+      Effect.gen(function* () {
+        const counts = activity.get(name)!
+        const limit = Duration.toMillis(timeout)
+        counts.lastUsed = Date.now()
+        for (;;) {
+          const quiet = Date.now() - counts.lastUsed
+          if (counts.inFlight === 0 && quiet >= limit) return
+          yield* Effect.sleep(Duration.millis(Math.max(limit - quiet, 50)))
+        }
+      })
+
+    /** Starts one child and serves until it exits (fails with why it is gone) or, lazy, until it is idle. */
     const serve = (name: string, source: SourceConfig) =>
       Effect.gen(function* () {
-        const resolved = secrets.resolve(name, source)
+        const { resolved, env, key } = launchOf(name, source)
         if (resolved.missing.length > 0) {
           return yield* new SourceError({
             instance: name,
@@ -93,11 +191,11 @@ export class Sources extends Effect.Service<Sources>()("clawtool/Sources", {
         const diag = diagnostics.get(name)!
         const startedAt = yield* now
         yield* state.update(name, (current) => Instance.spawning(current, startedAt))
-        const connection = yield* client
+        const connected = yield* client
           .connect({
             instance: name,
             command: resolved.command,
-            env: childEnvironment(process.env, source.env_passthrough, resolved.env),
+            env,
             cwd: source.cwd,
             callTimeout: source.call_timeout,
             host,
@@ -118,16 +216,34 @@ export class Sources extends Effect.Service<Sources>()("clawtool/Sources", {
                 })
             })
           )
+        const idleTimeout = source.start === "lazy" ? source.idle_timeout : undefined
+        const connection = idleTimeout === undefined ? connected : counted(connected, activity.get(name)!)
         const runningSince = yield* now
         yield* state.update(name, (current) => Instance.running(current, connection, runningSince))
         yield* settle(name)
+        yield* persist(name, key)
         yield* Effect.logDebug(`source ${name}: running, ${connection.tools.length} tools, pid ${connection.pid}`)
         yield* connection.surfaceChanges.pipe(
           Stream.runForEach((surface) =>
-            state.update(name, (current) => Instance.surfaceChanged(current, connection, surface))
+            Effect.zipRight(
+              state.update(name, (current) => Instance.surfaceChanged(current, connection, surface)),
+              persist(name, key)
+            )
           ),
           Effect.forkScoped
         )
+        if (idleTimeout !== undefined) {
+          const idled = yield* Effect.raceFirst(
+            Effect.as(idleFor(name, idleTimeout), true),
+            Effect.as(connection.exited, false)
+          )
+          if (idled) {
+            // Marked before the scope closes, so no request is routed to the child being stopped.
+            yield* state.update(name, Instance.idle)
+            yield* Effect.logInfo(`source ${name}: idle for ${Duration.format(idleTimeout)}; stopping its child`)
+            return "idle" as const
+          }
+        }
         const exit = yield* connection.exited
         return yield* new SourceError({
           instance: name,
@@ -142,6 +258,7 @@ export class Sources extends Effect.Service<Sources>()("clawtool/Sources", {
      */
     const lifetime = (name: string, source: SourceConfig, policy: Policy.State) =>
       serve(name, source).pipe(
+        Effect.as(undefined),
         Effect.catchAll((error) =>
           Effect.gen(function* () {
             const current = state.get().instances.get(name)!
@@ -165,10 +282,33 @@ export class Sources extends Effect.Service<Sources>()("clawtool/Sources", {
     /** Supervises one instance for as long as the layer lives: lifetimes, separated by the policy's waits. */
     const supervise = (name: string, source: SourceConfig) =>
       Effect.gen(function* () {
+        const { key } = launchOf(name, source)
+        if (key !== undefined) {
+          const cached = yield* cache.load(key)
+          if (Option.isSome(cached)) {
+            stored.set(name, cached.value)
+            // Lazy: known tools, no need to start; the first request routed here spawns it.
+            const lazy = source.start === "lazy"
+            yield* state.update(name, (current) => {
+              const withCache = Instance.fromCache(current, cached.value)
+              return lazy ? Instance.idle(withCache) : withCache
+            })
+            yield* Deferred.succeed(listed.get(name)!, undefined)
+            if (lazy) {
+              yield* settle(name)
+              yield* Queue.take(wakes.get(name)!)
+            }
+          }
+        }
         yield* host.ready
         let policy = Policy.initial
         for (;;) {
-          const [decision, next] = yield* lifetime(name, source, policy)
+          const judged = yield* lifetime(name, source, policy)
+          if (judged === undefined) {
+            yield* Queue.take(wakes.get(name)!)
+            continue
+          }
+          const [decision, next] = judged
           policy = next
           // awaitSettled means "the first attempt is over", whatever came of it.
           yield* settle(name)
@@ -183,6 +323,34 @@ export class Sources extends Effect.Service<Sources>()("clawtool/Sources", {
     const fibers = yield* FiberMap.make<string>()
     for (const [name, source] of configured) yield* FiberMap.run(fibers, name, supervise(name, source))
 
+    const pastStarting = (instance: string) => {
+      const current = state.get().instances.get(instance)
+      return current === undefined || current._tag === "Running" || current._tag === "Down"
+    }
+
+    const awaitInstance = (instance: string): Effect.Effect<void> =>
+      Effect.suspend(() => {
+        const current = state.get().instances.get(instance)
+        const source = config.sources[instance]
+        if (current === undefined || source === undefined || pastStarting(instance)) return Effect.void
+        activity.get(instance)!.lastUsed = Date.now()
+        // Checked on every change, not once: an instance may turn idle while this waits (a lazy one loading its cache).
+        const wakeIfIdle = Effect.suspend(() =>
+          state.get().instances.get(instance)?._tag === "Idle"
+            ? Queue.offer(wakes.get(instance)!, undefined)
+            : Effect.void
+        )
+        return state.changes.pipe(
+          Stream.tap(() => wakeIfIdle),
+          Stream.filter(() => pastStarting(instance)),
+          Stream.take(1),
+          Stream.runDrain,
+          // Past the startup_timeout the supervisor records the failure itself; the margin lets it.
+          Effect.timeout(Duration.sum(source.startup_timeout, Duration.seconds(1))),
+          Effect.ignore
+        )
+      })
+
     /** The per-call hot path: no span of its own (Tracing's cover the call) and a name lookup, not a scan. */
     const callTool = (
       instance: string,
@@ -193,6 +361,19 @@ export class Sources extends Effect.Service<Sources>()("clawtool/Sources", {
         const current = state.get().instances.get(instance)
         const tool = `${instance}.${request.name}`
         if (current === undefined) return Effect.fail(Instance.noSuchInstance(instance, tool))
+        if (current._tag === "Idle" || (current._tag === "Starting" && Option.isNone(current.error))) {
+          // An idle source, or one starting for the first time (its cached tools are listed) or after idle: started
+          // if need be, then called once it is up. A restart after a failure still fails fast and retryable.
+          return Effect.zipRight(
+            awaitInstance(instance),
+            Effect.suspend(() => {
+              const after = state.get().instances.get(instance)!
+              return after._tag === "Starting" || after._tag === "Idle"
+                ? Effect.fail(Instance.notRunning(after, tool))
+                : callTool(instance, request, options)
+            })
+          )
+        }
         if (current._tag !== "Running") return Effect.fail(Instance.notRunning(current, tool))
         if (!current.toolNames.has(request.name)) return Effect.fail(Instance.noSuchTool(current, request.name, tool))
         return current.connection.callTool(request, options)
@@ -201,6 +382,7 @@ export class Sources extends Effect.Service<Sources>()("clawtool/Sources", {
     const api: SourcesApi = {
       names,
       awaitSettled: Effect.forEach(Array.from(settled.values()), Deferred.await, { discard: true }),
+      awaitListed: Effect.forEach(Array.from(listed.values()), Deferred.await, { discard: true }),
       catalogNow: () => state.get().catalog,
       connectionNow: (instance) => state.get().connection(instance),
       catalog: Effect.sync(() => state.get().catalog),
@@ -216,6 +398,7 @@ export class Sources extends Effect.Service<Sources>()("clawtool/Sources", {
         )
       }),
       callTool,
+      awaitInstance,
       connection: (instance) =>
         Effect.suspend(() => {
           const current = state.get().instances.get(instance)

@@ -1,5 +1,5 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
-import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
+import { getDefaultEnvironment, StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { Effect } from "effect"
 import { execFileSync, spawn, spawnSync, type ChildProcessWithoutNullStreams } from "node:child_process"
 import * as fs from "node:fs"
@@ -37,33 +37,37 @@ export const writeConfig = (text: string, name = "config.toml") => {
   return file
 }
 
+/** A fresh, empty catalog cache folder: the CLI under test never reads or writes the user's own cache. */
+export const freshCacheDir = () => tempDir("clawtool-cache-")
+
 /** Runs the built CLI to completion. */
 export const runCli = (args: ReadonlyArray<string>, env: Record<string, string> = {}) => {
   const result = spawnSync(process.execPath, [main, ...args], {
     cwd: root,
     encoding: "utf8",
-    env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", ...env },
+    env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", CLAWTOOL_CACHE_DIR: freshCacheDir(), ...env },
     timeout: 60_000
   })
   return { code: result.status, stdout: result.stdout, stderr: result.stderr }
 }
 
 /** `clawtool serve` as a raw process: the test writes JSON-RPC lines and reads stdout itself. */
-export const spawnServe = (config: string): ChildProcessWithoutNullStreams =>
+export const spawnServe = (config: string, cacheDir = freshCacheDir()): ChildProcessWithoutNullStreams =>
   spawn(process.execPath, [main, "serve", "--config", config], {
     cwd: root,
-    env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "" },
+    env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", CLAWTOOL_CACHE_DIR: cacheDir },
     stdio: ["pipe", "pipe", "pipe"]
   })
 
 /** An SDK client (the host) connected to `clawtool serve`, closed with the scope. */
-export const serveClient = (config: string, capabilities: Record<string, unknown> = {}) =>
+export const serveClient = (config: string, capabilities: Record<string, unknown> = {}, cacheDir = freshCacheDir()) =>
   Effect.acquireRelease(
     Effect.promise(async () => {
       const transport = new StdioClientTransport({
         command: process.execPath,
         args: [main, "serve", "--config", config],
         cwd: root,
+        env: { ...getDefaultEnvironment(), CLAWTOOL_CACHE_DIR: cacheDir },
         stderr: "pipe"
       })
       const client = new Client({ name: "e2e-host", version: "1.0.0" }, { capabilities })

@@ -2,6 +2,7 @@ import { Either, Layer } from "effect"
 import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
+import { CatalogCache } from "../../src/services/CatalogCache.js"
 import { Config, parseConfig } from "../../src/services/Config.js"
 import { Registry } from "../../src/services/Registry.js"
 import { Secrets } from "../../src/services/Secrets.js"
@@ -29,11 +30,13 @@ export const referenceSources = (dir: string, which: ReadonlyArray<"everything" 
     .join("\n")
 
 /** Registry over real Sources (real children), from a TOML text; Registry and Sources share one Config. */
-export const registryLayer = (toml: string) => {
+export const registryLayer = (toml: string, cache: Layer.Layer<CatalogCache> = CatalogCache.Test()) => {
   const config = Either.getOrThrow(parseConfig(toml, "test.toml", "toml"))
   const configLayer = Config.layerTest(config)
   const sources = Sources.DefaultWithoutDependencies.pipe(
-    Layer.provide(Layer.mergeAll(configLayer, Secrets.layerTest({ sources: config.sources }), SourceClient.Default))
+    Layer.provide(
+      Layer.mergeAll(configLayer, Secrets.layerTest({ sources: config.sources }), SourceClient.Default, cache)
+    )
   )
   return Registry.DefaultWithoutDependencies.pipe(Layer.provideMerge(Layer.merge(sources, configLayer)))
 }

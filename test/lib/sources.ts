@@ -3,6 +3,7 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import type { HealthRow } from "../../src/domain/Health.js"
+import { CatalogCache } from "../../src/services/CatalogCache.js"
 import { Config, parseConfig } from "../../src/services/Config.js"
 import { Secrets } from "../../src/services/Secrets.js"
 import { SourceClient } from "../../src/services/SourceClient.js"
@@ -27,7 +28,8 @@ export const sourcesLayer = (toml: string, env: Record<string, string> = {}) => 
       Layer.mergeAll(
         Config.layerTest(config),
         Secrets.layerTest({ env, sources: config.sources }),
-        SourceClient.Default
+        SourceClient.Default,
+        CatalogCache.Test()
       )
     )
   )

@@ -13,7 +13,8 @@ import * as Policy from "./Policy.js"
  * `Instance` (name, spawn time, tools, client while running) with the lifecycle the seed kept in its Manager.
  *
  *   Starting ──running──▶ Running ──failed──▶ Down ──restarting──▶ Starting (spawning: a child is spawned)
- *                           └─ surfaceChanged (re-listed tools)
+ *      │                    ├─ surfaceChanged (re-listed tools)
+ *      └─fromCache          └─ idle (a lazy source's idle_timeout) ──▶ Idle ──spawning──▶ Starting
  */
 
 /** What every state carries. */
@@ -33,6 +34,8 @@ interface Common {
   readonly startupMs: Option.Option<number>
   /** Restarts performed since clawtool started. */
   readonly restarts: number
+  /** `tools` came from the persisted catalog and no child of this run has listed them yet. */
+  readonly cached: boolean
 }
 
 export type Instance = Data.TaggedEnum<{
@@ -47,8 +50,10 @@ export type Instance = Data.TaggedEnum<{
     /** When the next restart is due; none when the instance stays down. */
     readonly nextRetryAt: Option.Option<Date>
   }
+  /** A lazy source with no child: not started yet (its catalog is cached) or stopped after idle_timeout. */
+  Idle: Common
 }>
-const { Down, Running, Starting } = Data.taggedEnum<Instance>()
+const { Down, Idle, Running, Starting } = Data.taggedEnum<Instance>()
 
 const noTools: ReadonlyArray<Tool> = []
 const noNames: ReadonlySet<string> = new Set()
@@ -62,7 +67,8 @@ export const make = (name: string): Instance =>
     toolNames: noNames,
     startedAt: Option.none(),
     startupMs: Option.none(),
-    restarts: 0
+    restarts: 0,
+    cached: false
   })
 
 const common = (self: Instance): Common => ({
@@ -72,7 +78,8 @@ const common = (self: Instance): Common => ({
   toolNames: self.toolNames,
   startedAt: self.startedAt,
   startupMs: self.startupMs,
-  restarts: self.restarts
+  restarts: self.restarts,
+  cached: self.cached
 })
 
 /** Same tools, field for field: a restart that lists them again keeps the old array, so nothing downstream rebuilds. */
@@ -85,7 +92,23 @@ const withTools = (self: Instance, tools: ReadonlyArray<Tool>) =>
     : { tools, toolNames: new Set(tools.map((tool) => tool.name)) }
 
 export const status = (self: Instance): Status =>
-  self._tag === "Starting" ? "starting" : self._tag === "Running" ? "running" : self.status
+  self._tag === "Starting"
+    ? "starting"
+    : self._tag === "Running"
+      ? "running"
+      : self._tag === "Idle"
+        ? "idle"
+        : self.status
+
+/** The persisted catalog's tools, served until a child lists its own (only before any child of this run has). */
+export const fromCache = (self: Instance, tools: ReadonlyArray<Tool>): Instance =>
+  self._tag === "Starting" && Option.isNone(self.startedAt) && self.tools.length === 0
+    ? Starting({ ...common(self), ...withTools(self, tools), cached: true })
+    : self
+
+/** A lazy source without a child: its tools stay listed; the next request starts it. */
+export const idle = (self: Instance): Instance =>
+  self._tag === "Down" ? self : Idle({ ...common(self), error: Option.none() })
 
 /** A child is being spawned (the last error stays until it runs). */
 export const spawning = (self: Instance, at: Date): Instance =>
@@ -100,6 +123,7 @@ export const running = (self: Instance, connection: Connection, at: Date): Insta
     ...common(self),
     ...withTools(self, connection.tools),
     error: Option.none(),
+    cached: false,
     startupMs: Option.map(self.startedAt, (started) => at.getTime() - started.getTime()),
     connection,
     runningSince: at
@@ -122,7 +146,7 @@ export const surfaceChanged = (
 export const failed = (self: Instance, error: SourceError, decision: Decision, at: Date): Instance =>
   Down({
     ...common(self),
-    ...(decision._tag === "Restart" ? {} : { tools: noTools, toolNames: noNames }),
+    ...(decision._tag === "Restart" ? {} : { tools: noTools, toolNames: noNames, cached: false }),
     error: Option.some(error),
     status: decision._tag === "CrashLoop" ? "crash-loop" : Policy.unauthenticated(error) ? "unauthenticated" : "down",
     nextRetryAt:
@@ -170,7 +194,7 @@ export const healthRow = (
   return new HealthRow({
     name: self.name,
     status: status(self),
-    reason: Option.match(self.error, { onNone: () => "", onSome: reasonOf }),
+    reason: Option.match(self.error, { onNone: () => (self.cached ? "catalog: cached" : ""), onSome: reasonOf }),
     toolCount: self.tools.length,
     package: facts.package,
     pid: self._tag === "Running" ? self.connection.pid : null,
