@@ -147,9 +147,11 @@ const connect = Effect.fn("SourceClient.connect")(function* (spec: LaunchSpec, r
         cause instanceof McpError ? repeatedConfigOf(cause.code, cause.data, chain.files) : Option.none<string>()
       if (Option.isSome(repeated)) {
         return Effect.fail(
-          fail("Recursion", `this source starts clawtool again with ${repeated.value}, which a clawtool above serves`, {
-            cause
-          })
+          fail(
+            "Recursion",
+            `it starts clawtool again with config ${repeated.value}, which a clawtool above it already serves; not restarted`,
+            { cause }
+          )
         )
       }
       if (exit !== undefined) return Effect.fail(fail("Exited", `${describeExit(exit)} during ${reason}`, { cause }))
