@@ -11,7 +11,7 @@ import { fileURLToPath } from "node:url"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 
-// The config's relative paths (examples/servers/…) are relative to the repo root.
+// Paths shown relative to the repo root; the config's own ./ paths resolve against its folder, so any cwd works.
 process.chdir(fileURLToPath(new URL("..", import.meta.url)))
 const main = "dist/main.js"
 const config = "examples/demo.toml"

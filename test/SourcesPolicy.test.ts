@@ -143,4 +143,19 @@ describe("restart policy", () => {
       assert.strictEqual((yield* fail(source(""), Policy.initial, undefined, exited))[0]._tag, "Restart")
     })
   )
+
+  it.effect("a recursion (a source starting clawtool with a config above it) stops at once, never restarted", () =>
+    Effect.gen(function* () {
+      const recursion = new SourceError({
+        instance: "srv",
+        reason: "Recursion",
+        detail: "starts clawtool with /x/config.toml again"
+      })
+      const [decision, state] = yield* fail(source(""), Policy.initial, undefined, recursion)
+      assert.strictEqual(decision._tag, "Stop")
+      assert.strictEqual(state, Policy.initial)
+      // Not an authentication failure: Health says down.
+      assert.isFalse(Policy.unauthenticated(recursion))
+    })
+  )
 })

@@ -21,8 +21,19 @@ export class ConfigError extends Schema.TaggedError<ConfigError>("clawtool/Confi
   }
 }
 
-/** Why one source is not running. Recorded in that instance's Health; never stops another instance. */
-export const SourceFailure = Schema.Literal("Spawn", "Initialize", "ListTools", "Timeout", "MissingSecrets", "Exited")
+/**
+ * Why one source is not running. Recorded in that instance's Health; never stops another instance. `Recursion`: the
+ * source started clawtool again with a config a clawtool above it already serves (ADR 013); it is never restarted.
+ */
+export const SourceFailure = Schema.Literal(
+  "Spawn",
+  "Initialize",
+  "ListTools",
+  "Timeout",
+  "MissingSecrets",
+  "Exited",
+  "Recursion"
+)
 export type SourceFailure = typeof SourceFailure.Type
 
 export class SourceError extends Schema.TaggedError<SourceError>("clawtool/SourceError")("SourceError", {

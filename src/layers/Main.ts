@@ -1,4 +1,5 @@
 import { Effect, Layer, type Option } from "effect"
+import { ConfigChain } from "../domain/Environment.js"
 import { CurrentLimits } from "../domain/Limits.js"
 import { Config, ConfigLocation } from "../services/Config.js"
 import { Gateway } from "../services/Gateway.js"
@@ -22,6 +23,15 @@ const LimitsLive = Layer.effect(
   }))
 )
 
+/** The config chain children get (ADR 013); without this layer children get no marker. */
+const ChainLive = Layer.effect(
+  ConfigChain,
+  Effect.map(Config, ({ chain }) => chain)
+)
+
+/** What the config sets for the running services beside its own values. */
+const FromConfigLive = Layer.merge(LimitsLive, ChainLive)
+
 /** Config and Secrets only: the static commands (`source list`) spawn nothing. */
 export const StaticLive = (location: Location) =>
   Layer.merge(Config.Default, Secrets.Default).pipe(Layer.provide(ConfigLocation.layer(location)))
@@ -32,7 +42,7 @@ export const StaticLive = (location: Location) =>
  */
 export const HealthLive = (location: Location) =>
   Layer.merge(Sources.Default, Registry.Default).pipe(
-    Layer.provide(LimitsLive),
+    Layer.provide(FromConfigLive),
     Layer.provide(Config.Default),
     Layer.provide(ConfigLocation.layer(location))
   )
@@ -45,7 +55,7 @@ export const HealthLive = (location: Location) =>
 export const ServeLive = (location: Location) =>
   Gateway.Default.pipe(
     Layer.provide(TelemetryLive()),
-    Layer.provide(LimitsLive),
+    Layer.provide(FromConfigLive),
     Layer.provide(Config.Default),
     Layer.provide(ConfigLocation.layer(location))
   )

@@ -3,7 +3,8 @@ import * as Fs from "node:fs/promises"
 import * as Os from "node:os"
 import * as Path from "node:path"
 import * as Toml from "smol-toml"
-import { ClawtoolConfig, kebabCase, McpServersJson } from "../domain/Config.js"
+import { ClawtoolConfig, kebabCase, McpServersJson, SourceConfig } from "../domain/Config.js"
+import { type ConfigChainShape, configChainVariable, parseConfigChain } from "../domain/Environment.js"
 import { ConfigError } from "../domain/Errors.js"
 
 /** Where the config came from on the command line; the Config service resolves the rest. */
@@ -85,12 +86,14 @@ export const parseConfig = (
 /**
  * The loaded configuration. `file` is None when the default file does not exist (then `config` is empty);
  * `secretsFile` is always Some (beside the config file, or `--secrets`); `path` is the config path in effect either way.
+ * `chain` places it among the clawtools above (ADR 013): when one of them already serves this file, `config` has no
+ * sources, so this clawtool starts none and its Gateway refuses `initialize`.
  */
 export class Config extends Effect.Service<Config>()("clawtool/Config", {
   effect: Effect.gen(function* () {
     const location = yield* ConfigLocation
     const env = yield* ProcessEnv
-    return yield* load(resolveConfigPaths(location, env))
+    return yield* load(resolveConfigPaths(location, env), parseConfigChain(env[configChainVariable]))
   })
 }) {
   /** A Config with a fixed value, for tests of services that read it. */
@@ -105,16 +108,18 @@ export class Config extends Effect.Service<Config>()("clawtool/Config", {
         secretsFile: Option.fromNullable(options.secretsFile),
         path: options.file ?? "config.toml",
         format: formatOf(options.file ?? "config.toml"),
+        chain: { files: [], repeated: Option.none() },
         config
       })
     )
 }
 
-const load = Effect.fn("Config.load")(function* (paths: ConfigPaths) {
+const load = Effect.fn("Config.load")(function* (paths: ConfigPaths, inherited: ReadonlyArray<string>) {
   const { file, origin } = paths
   const text = yield* readText(file)
   const format = formatOf(file)
-  const base = { path: file, format, secretsFile: Option.some(paths.secretsFile) } as const
+  const chain = yield* placeInChain(file, inherited)
+  const base = { path: file, format, secretsFile: Option.some(paths.secretsFile), chain } as const
   if (Option.isNone(text)) {
     if (origin === "flag" || origin === "env") {
       const given = origin === "flag" ? "--config" : "$CLAWTOOL_CONFIG"
@@ -123,10 +128,60 @@ const load = Effect.fn("Config.load")(function* (paths: ConfigPaths) {
     yield* Effect.logDebug(`no config at ${file}; starting with no sources`)
     return { ...base, file: Option.none<string>(), config: ClawtoolConfig.empty }
   }
-  const config = yield* parseConfig(text.value, file, format)
+  const config = resolveRelativePaths(yield* parseConfig(text.value, file, format), Path.dirname(file))
+  if (Option.isSome(chain.repeated)) {
+    yield* Effect.logWarning(
+      `config ${chain.repeated.value} is already served by a clawtool above this one (${configChainVariable}): starting none of its sources`
+    )
+    return { ...base, file: Option.some(file), config: new ClawtoolConfig({ ...config, sources: {} }) }
+  }
   yield* Effect.logDebug(`config ${file}: ${Object.keys(config.sources).length} source(s)`)
   return { ...base, file: Option.some(file), config }
 })
+
+/**
+ * This config's place among the clawtools above it: files compare by real path, so a symlink or another spelling of
+ * the same file is the same config.
+ */
+const placeInChain = (file: string, inherited: ReadonlyArray<string>): Effect.Effect<ConfigChainShape> =>
+  Effect.map(
+    Effect.orElseSucceed(
+      Effect.tryPromise(() => Fs.realpath(file)),
+      () => file
+    ),
+    (self) =>
+      inherited.includes(self)
+        ? { files: inherited, repeated: Option.some(self) }
+        : { files: [...inherited, self], repeated: Option.none() }
+  )
+
+/** `./x` and `../x`, also with Windows separators. */
+const isDotRelative = (part: string): boolean => /^\.\.?[\\/]/.test(part)
+
+/**
+ * Elements of `command` that start with `./` or `../`, and a relative `cwd`, resolved against the config file's
+ * folder, as hosts do with their own config files: the config works from whatever folder clawtool is started in.
+ * Bare names (`node`, `server.js`) are left to the child's PATH and cwd. Pure.
+ */
+export const resolveRelativePaths = (config: ClawtoolConfig, dir: string): ClawtoolConfig => {
+  const resolve = (part: string) => (isDotRelative(part) ? Path.resolve(dir, part) : part)
+  return new ClawtoolConfig({
+    ...config,
+    sources: Object.fromEntries(
+      Object.entries(config.sources).map(([name, source]) => {
+        const [bin, ...args] = source.command
+        return [
+          name,
+          new SourceConfig({
+            ...source,
+            command: [resolve(bin), ...args.map(resolve)],
+            ...(source.cwd === undefined ? {} : { cwd: Path.resolve(dir, source.cwd) })
+          })
+        ]
+      })
+    )
+  })
+}
 
 // =============================================================================
 // Internal (exported for Secrets and tests)

@@ -11,6 +11,7 @@ import {
 import { Deferred, Effect, Either, Layer, Option, Queue, Runtime, Stream } from "effect"
 import * as z from "zod"
 import * as CallPlan from "../domain/CallPlan.js"
+import { ConfigChain, recursionRefusal } from "../domain/Environment.js"
 import { CurrentLimits } from "../domain/Limits.js"
 import type { JsonObject } from "../domain/Mcp.js"
 import { isJsonObject, RpcError } from "../domain/Surface.js"
@@ -70,6 +71,7 @@ export class Gateway extends Effect.Service<Gateway>()("clawtool/Gateway", {
     const registry = yield* Registry
     const tracing = yield* Tracing
     const bridge = yield* HostBridge
+    const chain = yield* ConfigChain
     const runtime = yield* Effect.runtime<never>()
     const run = <A, E>(effect: Effect.Effect<A, E>, signal: AbortSignal) =>
       Runtime.runPromise(runtime)(effect, { signal })
@@ -147,6 +149,8 @@ export class Gateway extends Effect.Service<Gateway>()("clawtool/Gateway", {
 
     /** The SDK negotiates the version (the host's if supported, else the latest); tasks only with 2025-11-25. */
     const initialize: RawHandler = async (request) => {
+      // A clawtool above already serves this config (ADR 013): it learns so from this error; no source was started.
+      if (Option.isSome(chain.repeated)) throw recursionRefusal(chain.repeated.value)
       const result = await sdk.initialize(request)
       // After this answer is written (the next turn of the event loop), the children spawn.
       setImmediate(() => Runtime.runSync(runtime)(bridge.answered))

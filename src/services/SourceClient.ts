@@ -4,6 +4,7 @@ import { Deferred, Duration, Effect, Option, type Scope } from "effect"
 import { spawn } from "node:child_process"
 import * as z from "zod"
 import * as CallPlan from "../domain/CallPlan.js"
+import { ConfigChain, repeatedConfigOf, withConfigChain } from "../domain/Environment.js"
 import { CallError, SourceError } from "../domain/Errors.js"
 import { CurrentLimits } from "../domain/Limits.js"
 import type { CallToolRequest, CallToolResult, JsonObject, Tool } from "../domain/Mcp.js"
@@ -117,9 +118,12 @@ const connect = Effect.fn("SourceClient.connect")(function* (spec: LaunchSpec, r
   const fail = (reason: SourceError["reason"], detail: string, extra: { auth?: boolean; cause?: unknown } = {}) =>
     new SourceError({ instance: spec.instance, reason, detail, ...extra })
 
+  const chain = yield* ConfigChain
   const exited = yield* Deferred.make<ExitInfo>()
   // Acquire only spawns (fast, uninterruptible); the handshake below stays interruptible so timeouts work (P4).
-  const child = yield* Effect.acquireRelease(spawnChild(spec, exited, reaper), (child) => terminate(child, exited))
+  // The config chain marker passes default-deny here, at the last step, so no config entry can drop it (ADR 013).
+  const launched = { ...spec, env: withConfigChain(spec.env, chain.files) }
+  const child = yield* Effect.acquireRelease(spawnChild(launched, exited, reaper), (child) => terminate(child, exited))
   const pid = child.pid!
 
   const transport = new ChildProcessTransport(child, spec.onGarbage, yield* CurrentLimits)
@@ -138,6 +142,18 @@ const connect = Effect.fn("SourceClient.connect")(function* (spec: LaunchSpec, r
   )
   const handshakeFailure = (reason: "Initialize" | "ListTools") => (cause: unknown) =>
     Effect.flatMap(exitDetail, (exit) => {
+      // First, since it exits soon after: a nested clawtool refusing a config this chain already serves: by its code and a path of our chain, never text.
+      const repeated =
+        cause instanceof McpError ? repeatedConfigOf(cause.code, cause.data, chain.files) : Option.none<string>()
+      if (Option.isSome(repeated)) {
+        return Effect.fail(
+          fail(
+            "Recursion",
+            `it starts clawtool again with config ${repeated.value}, which a clawtool above it already serves; not restarted`,
+            { cause }
+          )
+        )
+      }
       if (exit !== undefined) return Effect.fail(fail("Exited", `${describeExit(exit)} during ${reason}`, { cause }))
       if (cause instanceof McpError) {
         return Effect.fail(

@@ -35,6 +35,9 @@ export interface Failure {
   readonly runningSince: Option.Option<number>
 }
 
+/** A restart cannot fix a source that starts clawtool again with a config above it: it would only fork again. */
+export const recursive = (error: SourceError): boolean => error.reason === "Recursion"
+
 /** A restart cannot fix missing secrets or rejected credentials. */
 export const unauthenticated = (error: SourceError): boolean => error.reason === "MissingSecrets" || error.auth
 
@@ -52,7 +55,7 @@ export const backoff = (source: SourceConfig, attempt: number): Effect.Effect<Du
 }
 
 /**
- * Judges one failure. `restart = "never"` and unauthenticated failures stop. A run that lasted `restart_window` is
+ * Judges one failure. `restart = "never"`, unauthenticated and recursive failures stop. A run that lasted `restart_window` is
  * stable: it forgets earlier restarts, the crash-loop and the backoff. Past `max_restarts` restarts within the window
  * the instance crash-loops until a stable run.
  */
@@ -62,7 +65,9 @@ export const decide = (
   failure: Failure
 ): Effect.Effect<readonly [Decision, State]> =>
   Effect.gen(function* () {
-    if (source.restart === "never" || unauthenticated(failure.error)) return [Decision.Stop(), state] as const
+    if (source.restart === "never" || unauthenticated(failure.error) || recursive(failure.error)) {
+      return [Decision.Stop(), state] as const
+    }
     const now = yield* Clock.currentTimeMillis
     const window = Duration.toMillis(source.restart_window)
     const stable = Option.exists(failure.runningSince, (since) => now - since >= window)
