@@ -32,16 +32,32 @@ const healthJson = (config: string, cwd = root) => {
 }
 
 /** Live processes (from /proc) whose argv runs the built CLI with this config. */
-const clawtoolsServing = (config: string): number =>
-  fs.readdirSync("/proc").filter((entry) => {
-    if (!/^\d+$/.test(entry)) return false
-    try {
-      const argv = fs.readFileSync(`/proc/${entry}/cmdline`, "utf8").split("\0")
-      return argv.includes(main) && argv.includes(config)
-    } catch {
-      return false // gone meanwhile
-    }
-  }).length
+const servingPids = (config: string): ReadonlySet<string> =>
+  new Set(
+    fs.readdirSync("/proc").filter((entry) => {
+      if (!/^\d+$/.test(entry)) return false
+      try {
+        const argv = fs.readFileSync(`/proc/${entry}/cmdline`, "utf8").split("\0")
+        return argv.includes(main) && argv.includes(config)
+      } catch {
+        return false // gone meanwhile
+      }
+    })
+  )
+
+/**
+ * The clawtools serving `config`, seen in two looks 100 ms apart: a process clawtool forks to start any child shows
+ * clawtool's own command line until it execs, so a single look can count a child on its way to becoming `sh` or node.
+ */
+const clawtoolsServing = (config: string): Promise<number> => {
+  const first = servingPids(config)
+  return new Promise((resolve) =>
+    setTimeout(() => {
+      const second = servingPids(config)
+      resolve([...first].filter((pid) => second.has(pid)).length)
+    }, 100)
+  )
+}
 
 /** A JSON config (mcpServers, as hosts write it) listing clawtool itself with this very file, beside a healthy source. */
 const recursiveConfig = () => {
@@ -76,7 +92,7 @@ describe.skipIf(process.platform !== "linux")("a config that starts clawtool wit
       const client = yield* serveClient(file)
       let most = 0
       const sourceHealth = Effect.promise(async () => {
-        most = Math.max(most, clawtoolsServing(file))
+        most = Math.max(most, await clawtoolsServing(file))
         const result = await client.callTool({ name: "SourceHealth", arguments: { instance: "self" } })
         return (result.structuredContent as { sources: ReadonlyArray<Row> }).sources[0]!
       })
@@ -85,7 +101,7 @@ describe.skipIf(process.platform !== "linux")("a config that starts clawtool wit
       assert.include(row.reason, file)
       // The nested clawtool is gone: only the one serving the host is left.
       yield* pollUntil(
-        Effect.sync(() => clawtoolsServing(file)),
+        Effect.promise(() => clawtoolsServing(file)),
         (count) => count === 1,
         "the nested clawtool to exit"
       )
@@ -97,7 +113,7 @@ describe.skipIf(process.platform !== "linux")("a config that starts clawtool wit
         yield* Effect.sleep("150 millis")
       }
       assert.isAtMost(most, 2)
-      assert.strictEqual(clawtoolsServing(file), 1)
+      assert.strictEqual(yield* Effect.promise(() => clawtoolsServing(file)), 1)
     })
   )
 })
