@@ -53,6 +53,7 @@ const makeLayer = (initial: ReadonlyArray<InstanceTools>) =>
     const sources = new Sources({
       names: ["fs", "gh", "off"],
       awaitSettled: Effect.void,
+      awaitInstance: () => Effect.void,
       catalog: Effect.map(Ref.get(catalog), (all) => [...all]),
       catalogNow: () => [...Effect.runSync(Ref.get(catalog))],
       connectionNow: () => undefined,
@@ -261,6 +262,7 @@ describe("Registry", () => {
       const sources = new Sources({
         names: [],
         awaitSettled: Effect.void,
+        awaitInstance: () => Effect.void,
         catalog: Effect.succeed([]),
         catalogNow: () => [],
         connectionNow: () => undefined,

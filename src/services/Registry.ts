@@ -1,4 +1,4 @@
-import { Effect, Either, Option, Runtime } from "effect"
+import { Duration, Effect, Either, Option, Runtime } from "effect"
 import * as CallPlan from "../domain/CallPlan.js"
 import { CallError } from "../domain/Errors.js"
 import type { CallToolRequest, CallToolResult, JsonObject, Tool } from "../domain/Mcp.js"
@@ -154,6 +154,8 @@ export class Registry extends Effect.Service<Registry>()("clawtool/Registry", {
           route = current.routes.get(wire)
         }
         if (route === undefined) return yield* unroutable(wire, current)
+        // A listed tool of a source still starting (a restart, a cached catalog): it waits for that source alone.
+        if (sources.connectionNow(route.instance) === undefined) yield* sources.awaitInstance(route.instance)
         const result = yield* sources.callTool(
           route.instance,
           {
@@ -200,8 +202,17 @@ export class Registry extends Effect.Service<Registry>()("clawtool/Registry", {
     const instanceOf = (wire: string) =>
       Effect.map(catalog, (current) => Option.fromNullable(current.routes.get(wire)?.instance))
 
+    /**
+     * What a list request waits for: the sources still starting, at most `list_wait` ("0s": not at all), so one source
+     * that never answers cannot make a host give up on the whole catalog. Late sources are announced by list_changed.
+     */
+    const listWait: Effect.Effect<void> = Duration.isZero(config.list_wait)
+      ? Effect.void
+      : Effect.asVoid(Effect.timeoutOption(sources.awaitSettled, config.list_wait))
+
     return {
       list,
+      listWait,
       listJson,
       call,
       relayCall,

@@ -21,6 +21,8 @@ export interface SourcesApi {
   readonly names: ReadonlyArray<string>
   /** Completes once every instance's first start attempt is over (each bounded by its startup_timeout). */
   readonly awaitSettled: Effect.Effect<void>
+  /** Completes once `instance` is past `starting` (running, down, or not configured): bounded by its startup_timeout. */
+  readonly awaitInstance: (instance: string) => Effect.Effect<void>
   /**
    * The catalog input as of now, synchronously (the call relay's route lookup, per call). Like `catalog`, `running`
    * and `connectionNow`, a read of the one immutable Snapshot the supervisors replace on every state change, where
@@ -201,6 +203,12 @@ export class Sources extends Effect.Service<Sources>()("clawtool/Sources", {
     const api: SourcesApi = {
       names,
       awaitSettled: Effect.forEach(Array.from(settled.values()), Deferred.await, { discard: true }),
+      awaitInstance: (instance) =>
+        state.changes.pipe(
+          Stream.filter(() => state.get().instances.get(instance)?._tag !== "Starting"),
+          Stream.take(1),
+          Stream.runDrain
+        ),
       catalogNow: () => state.get().catalog,
       connectionNow: (instance) => state.get().connection(instance),
       catalog: Effect.sync(() => state.get().catalog),
