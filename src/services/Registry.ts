@@ -1,4 +1,4 @@
-import { Duration, Effect, Either, Option, Runtime } from "effect"
+import { Deferred, Duration, Effect, Either, Option, Runtime } from "effect"
 import * as CallPlan from "../domain/CallPlan.js"
 import { CallError } from "../domain/Errors.js"
 import type { CallToolRequest, CallToolResult, JsonObject, Tool } from "../domain/Mcp.js"
@@ -203,12 +203,24 @@ export class Registry extends Effect.Service<Registry>()("clawtool/Registry", {
       Effect.map(catalog, (current) => Option.fromNullable(current.routes.get(wire)?.instance))
 
     /**
-     * What a list request waits for: the sources still starting, at most `list_wait` ("0s": not at all), so one source
-     * that never answers cannot make a host give up on the whole catalog. Late sources are announced by list_changed.
+     * What a list request waits for: the sources still starting, at most `list_wait` ("0s": not at all) from the first
+     * list, so one source that never answers cannot make a host give up on the whole catalog (and a host listing tools,
+     * resources and prompts one after the other waits once). Late sources are announced by list_changed (Gateway).
      */
+    const listWaitOver = yield* Deferred.make<void>()
+    let listClock = false
     const listWait: Effect.Effect<void> = Duration.isZero(config.list_wait)
       ? Effect.void
-      : Effect.asVoid(Effect.timeoutOption(sources.awaitSettled, config.list_wait))
+      : Effect.suspend(() => {
+          if (listClock) return Deferred.await(listWaitOver)
+          listClock = true
+          // A daemon: a host cancelling its first list must not end the wait its other lists share.
+          const clock = Effect.zipRight(
+            Effect.timeoutOption(sources.awaitSettled, config.list_wait),
+            Deferred.succeed(listWaitOver, undefined)
+          )
+          return Effect.zipRight(Effect.forkDaemon(clock), Deferred.await(listWaitOver))
+        })
 
     return {
       list,
