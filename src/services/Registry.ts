@@ -198,9 +198,14 @@ export class Registry extends Effect.Service<Registry>()("clawtool/Registry", {
       })
     }
 
-    /** The instance a listed wire name routes to (core tools and unknown names: none). */
+    /** The instance a listed wire name routes to (core tools and unknown names: none, after the start, as for `call`). */
     const instanceOf = (wire: string) =>
-      Effect.map(catalog, (current) => Option.fromNullable(current.routes.get(wire)?.instance))
+      Effect.gen(function* () {
+        if (manifest.byName.has(wire)) return Option.none<string>()
+        const route =
+          (yield* catalog).routes.get(wire) ?? (yield* Effect.zipRight(sources.awaitSettled, catalog)).routes.get(wire)
+        return Option.fromNullable(route?.instance)
+      })
 
     /**
      * What a list request waits for: the sources still starting, at most `list_wait` ("0s": not at all) from the first
