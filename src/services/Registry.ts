@@ -95,8 +95,6 @@ export class Registry extends Effect.Service<Registry>()("clawtool/Registry", {
     const list = Effect.fn("Registry.list")(function* () {
       return (yield* catalog).tools as ReadonlyArray<Tool>
     })
-    /** The tools/list result as JSON text, serialised once per catalog. */
-    const listJson = Effect.map(catalog, (current) => current.listJson)
 
     /** Why a wire name that is not in the catalog cannot be called. */
     const unroutable = (wire: string, current: Catalog) =>
@@ -230,7 +228,6 @@ export class Registry extends Effect.Service<Registry>()("clawtool/Registry", {
     return {
       list,
       listWait,
-      listJson,
       call,
       relayCall,
       instanceOf,
