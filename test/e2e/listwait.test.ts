@@ -10,6 +10,7 @@ import {
 } from "@modelcontextprotocol/sdk/types.js"
 import { Effect } from "effect"
 import * as path from "node:path"
+import * as z from "zod"
 import { ensureBuilt, serveClient, writeConfig } from "../lib/cli.js"
 import { eventually, root, stubCommand } from "../lib/sources.js"
 
@@ -99,7 +100,7 @@ describe("list_wait and routed methods at start-up (built CLI, SDK client as the
   )
 
   it.scopedLive(
-    "every routed method sent right after initialize waits for a source that answers initialize after 2 s",
+    "every routed method (tasks too) sent right after initialize waits for a source that answers initialize after 2 s",
     () =>
       Effect.gen(function* () {
         const client = yield* serveClient(
@@ -111,7 +112,7 @@ describe("list_wait and routed methods at start-up (built CLI, SDK client as the
           `)
         )
         // All at once, before any list: on a cold start nothing is known of the late source yet.
-        const [read, template, qualified, prompt, completePrompt, completeResource, subscribed, called] =
+        const [read, template, qualified, prompt, completePrompt, completeResource, subscribed, called, task] =
           yield* Effect.all(
             [
               Effect.promise(() => client.readResource({ uri: "late://info" }, hostPatience)),
@@ -142,7 +143,10 @@ describe("list_wait and routed methods at start-up (built CLI, SDK client as the
                 )
               ),
               Effect.promise(() => client.subscribeResource({ uri: "late://info" }, hostPatience)),
-              Effect.promise(() => client.callTool({ name: "late__hello", arguments: {} }, undefined, hostPatience))
+              Effect.promise(() => client.callTool({ name: "late__hello", arguments: {} }, undefined, hostPatience)),
+              Effect.promise(() =>
+                client.request({ method: "tasks/get", params: { taskId: "late__t1" } }, z.looseObject({}), hostPatience)
+              )
             ],
             { concurrency: "unbounded" }
           )
@@ -154,6 +158,8 @@ describe("list_wait and routed methods at start-up (built CLI, SDK client as the
         assert.deepStrictEqual(completeResource.completion.values, ["late-one", "late-two"])
         assert.deepStrictEqual(subscribed, {})
         assert.deepStrictEqual(called.content, [{ type: "text", text: "hello from late" }])
+        assert.strictEqual(task.taskId, "late__t1")
+        assert.strictEqual(task.status, "completed")
         // Once every source has settled, a URI nobody claims is refused (-32002), not guessed.
         const refused = yield* Effect.flip(
           Effect.tryPromise(() => client.readResource({ uri: "nobody://here" }, hostPatience))
