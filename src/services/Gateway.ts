@@ -61,9 +61,9 @@ const logLevels = LoggingLevelSchema.options as ReadonlyArray<string>
 
 /**
  * The MCP edge facing the host: the SDK's low-level Server over clawtool's stdio transport. `initialize` is
- * answered at once; lists wait for sources still starting at most `list_wait`, and a source
- * that arrives later is announced by list_changed. Everything MCP has beyond tools is forwarded to the owning instance
- * (README, "MCP protocol support").
+ * answered at once; lists wait for sources still starting at most `list_wait` (ADR 013), and a
+ * source that arrives later is announced by list_changed. Everything MCP has beyond tools is forwarded to the owning
+ * instance (README, "MCP protocol support").
  */
 export class Gateway extends Effect.Service<Gateway>()("clawtool/Gateway", {
   // One HostBridge shared by Sources (below Registry) and the Gateway: children learn the host through it.
