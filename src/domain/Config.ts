@@ -205,6 +205,8 @@ export class ClawtoolConfig extends Schema.Class<ClawtoolConfig>("ClawtoolConfig
   ),
   tools: Schema.optionalWith(ToolTables, { default: () => ({}) }),
   name_budget: Schema.optionalWith(NameBudget, { default: () => 64 }),
+  /** How long a list request waits for sources still starting ("0s": never); hosts give up after 30–60 s. */
+  list_wait: Schema.optionalWith(DurationString, { default: () => Duration.seconds(5) }),
   observability: Schema.optionalWith(ObservabilityConfig, { default: () => new ObservabilityConfig({}) }),
   limits: Schema.optionalWith(LimitsConfig, { default: () => new LimitsConfig({}) })
 }) {

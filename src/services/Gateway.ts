@@ -26,6 +26,7 @@ import { callErrorResult, invalidParams, serialised, unserialisable } from "./Ga
 import { HostBridge } from "./HostBridge.js"
 import { Registry } from "./Registry.js"
 import type { Progress } from "./SourceClient.js"
+import type { Surface } from "./Registry/Surface.js"
 import type { RequestOptions } from "./SourceClient/Surface.js"
 import { Tracing } from "./Tracing.js"
 
@@ -61,8 +62,9 @@ const logLevels = LoggingLevelSchema.options as ReadonlyArray<string>
 
 /**
  * The MCP edge facing the host: the SDK's low-level Server over clawtool's stdio transport. `initialize` is
- * answered at once; lists wait until every source has settled so hosts that never refresh still see the whole
- * catalog. Everything MCP has beyond tools is forwarded to the owning instance (README, "MCP protocol support").
+ * answered at once; lists wait for sources still starting at most `list_wait` (ADR 015), and a
+ * source that arrives later is announced by list_changed. Everything MCP has beyond tools is forwarded to the owning
+ * instance (README, "MCP protocol support").
  */
 export class Gateway extends Effect.Service<Gateway>()("clawtool/Gateway", {
   // One HostBridge shared by Sources (below Registry) and the Gateway: children learn the host through it.
@@ -159,10 +161,18 @@ export class Gateway extends Effect.Service<Gateway>()("clawtool/Gateway", {
       return { ...result, capabilities }
     }
 
+    /**
+     * What the host last saw of each list kind (its key): answered by a list, or announced by list_changed. A kind the
+     * host has not listed yet is announced only once every source has settled (see notifyChanges).
+     */
+    const seen: { tools?: string; resources?: string; prompts?: string } = {}
+
     const listTools = Effect.gen(function* () {
-      yield* registry.awaitSettled
+      yield* registry.listWait
+      const catalog = yield* registry.catalog
+      seen.tools = catalog.hash
       // Spliced into the response by the transport: a 10,000-tool catalog is not re-serialised per list.
-      return rawResult(yield* registry.listJson)
+      return rawResult(catalog.listJson)
     })
 
     /** tools/call on the SDK path: what CallPlan sends here (progress, task, trace context, failures to explain). */
@@ -226,8 +236,14 @@ export class Gateway extends Effect.Service<Gateway>()("clawtool/Gateway", {
         )
       }
 
-    /** A list waits for every source's first start, like tools/list. */
-    const settled = <A>(effect: Effect.Effect<A>) => Effect.zipRight(registry.awaitSettled, effect)
+    /** A list waits like tools/list, and what it answers is what the host has seen of its kind. */
+    const surfaceList = <A extends JsonObject>(kind: "resources" | "prompts", answer: (surface: Surface) => A) =>
+      Effect.gen(function* () {
+        yield* registry.listWait
+        const current = yield* registry.surface
+        seen[kind] = kind === "resources" ? current.resourcesKey : current.promptsKey
+        return answer(current)
+      })
     const forwardTo = registry.forward
 
     const subscription = (method: "resources/subscribe" | "resources/unsubscribe", on: boolean) =>
@@ -264,12 +280,18 @@ export class Gateway extends Effect.Service<Gateway>()("clawtool/Gateway", {
       initialize,
       "tools/list": (_request, extra) => run(listTools, extra.signal),
       "tools/call": callTool,
-      "resources/list": forward("resources/list", () => settled(forwardTo.listResources)),
-      "resources/templates/list": forward("resources/templates/list", () => settled(forwardTo.listResourceTemplates)),
+      "resources/list": forward("resources/list", () =>
+        surfaceList("resources", (current) => ({ resources: current.resources }))
+      ),
+      "resources/templates/list": forward("resources/templates/list", () =>
+        surfaceList("resources", (current) => ({ resourceTemplates: current.resourceTemplates }))
+      ),
       "resources/read": forward("resources/read", (params, options) => forwardTo.readResource(params, options)),
       "resources/subscribe": subscription("resources/subscribe", true),
       "resources/unsubscribe": subscription("resources/unsubscribe", false),
-      "prompts/list": forward("prompts/list", () => settled(forwardTo.listPrompts)),
+      "prompts/list": forward("prompts/list", () =>
+        surfaceList("prompts", (current) => ({ prompts: current.prompts }))
+      ),
       "prompts/get": forward("prompts/get", (params, options) => forwardTo.getPrompt(params, options)),
       "completion/complete": forward("completion/complete", (params) => forwardTo.complete(params)),
       "tasks/get": forward("tasks/get", (params) => forwardTo.getTask(params)),
@@ -301,25 +323,39 @@ export class Gateway extends Effect.Service<Gateway>()("clawtool/Gateway", {
       })
     )
 
-    // list_changed: one notice per kind per settled change of what the host sees (re-derived, never relayed raw).
+    // list_changed: one notice per kind per settled change of what the host saw (re-derived, never relayed raw). A list
+    // answered before every source settled is compared with what it answered, so a late source is announced once.
     const notifyChanges = Effect.gen(function* () {
-      yield* registry.awaitSettled
       const snapshot = Effect.gen(function* () {
         const catalog = yield* registry.catalog
         const surface = yield* registry.surface
         return { tools: catalog.hash, resources: surface.resourcesKey, prompts: surface.promptsKey }
       })
-      let last = yield* snapshot
+      const kinds = ["tools", "resources", "prompts"] as const
+      const notices = {
+        tools: () => server.sendToolListChanged(),
+        resources: () => server.sendResourceListChanged(),
+        prompts: () => server.sendPromptListChanged()
+      }
+      // Once every source settled, a kind the host has not listed yet is compared from then on (as before list_wait).
+      yield* Effect.forkScoped(
+        Effect.zipRight(
+          registry.awaitSettled,
+          Effect.map(snapshot, (now) => {
+            for (const kind of kinds) seen[kind] ??= now[kind]
+          })
+        )
+      )
       yield* registry.changes.pipe(
         Stream.debounce("50 millis"),
         Stream.runForEach(() =>
           Effect.gen(function* () {
             const now = yield* snapshot
-            const send = (notice: () => Promise<void>) => Effect.promise(() => notice().catch(() => {}))
-            if (now.tools !== last.tools) yield* send(() => server.sendToolListChanged())
-            if (now.resources !== last.resources) yield* send(() => server.sendResourceListChanged())
-            if (now.prompts !== last.prompts) yield* send(() => server.sendPromptListChanged())
-            last = now
+            for (const kind of kinds) {
+              if (seen[kind] === undefined || seen[kind] === now[kind]) continue
+              seen[kind] = now[kind]
+              yield* Effect.promise(() => notices[kind]().catch(() => {}))
+            }
           })
         )
       )

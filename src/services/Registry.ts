@@ -1,4 +1,4 @@
-import { Effect, Either, Option, Runtime } from "effect"
+import { Deferred, Duration, Effect, Either, Option, Runtime } from "effect"
 import * as CallPlan from "../domain/CallPlan.js"
 import { CallError } from "../domain/Errors.js"
 import type { CallToolRequest, CallToolResult, JsonObject, Tool } from "../domain/Mcp.js"
@@ -95,8 +95,6 @@ export class Registry extends Effect.Service<Registry>()("clawtool/Registry", {
     const list = Effect.fn("Registry.list")(function* () {
       return (yield* catalog).tools as ReadonlyArray<Tool>
     })
-    /** The tools/list result as JSON text, serialised once per catalog. */
-    const listJson = Effect.map(catalog, (current) => current.listJson)
 
     /** Why a wire name that is not in the catalog cannot be called. */
     const unroutable = (wire: string, current: Catalog) =>
@@ -154,6 +152,8 @@ export class Registry extends Effect.Service<Registry>()("clawtool/Registry", {
           route = current.routes.get(wire)
         }
         if (route === undefined) return yield* unroutable(wire, current)
+        // A listed tool of a source still starting (a restart, a cached catalog): it waits for that source alone.
+        if (sources.connectionNow(route.instance) === undefined) yield* sources.awaitInstance(route.instance)
         const result = yield* sources.callTool(
           route.instance,
           {
@@ -196,13 +196,39 @@ export class Registry extends Effect.Service<Registry>()("clawtool/Registry", {
       })
     }
 
-    /** The instance a listed wire name routes to (core tools and unknown names: none). */
+    /** The instance a listed wire name routes to (core tools and unknown names: none, after the start, as for `call`). */
     const instanceOf = (wire: string) =>
-      Effect.map(catalog, (current) => Option.fromNullable(current.routes.get(wire)?.instance))
+      Effect.gen(function* () {
+        if (manifest.byName.has(wire)) return Option.none<string>()
+        const route =
+          (yield* catalog).routes.get(wire) ?? (yield* Effect.zipRight(sources.awaitSettled, catalog)).routes.get(wire)
+        return Option.fromNullable(route?.instance)
+      })
+
+    /**
+     * What a list request waits for: the sources still starting, at most `list_wait` ("0s": not at all) from the first
+     * list, so one source that never answers cannot make a host give up on the whole catalog (and a host listing tools,
+     * resources and prompts one after the other waits once). Late sources are announced by list_changed (Gateway).
+     */
+    const listWaitOver = yield* Deferred.make<void>()
+    let listClock = false
+    const listWait: Effect.Effect<void> = Duration.isZero(config.list_wait)
+      ? Effect.void
+      : Effect.suspend(() => {
+          if (listClock) return Deferred.await(listWaitOver)
+          listClock = true
+          // A daemon: a host cancelling its first list must not end the wait its other lists share.
+          const clock = Effect.zipRight(
+            // A source serving its persisted catalog is never waited for (its tools are already known).
+            Effect.timeoutOption(sources.awaitListed, config.list_wait),
+            Deferred.succeed(listWaitOver, undefined)
+          )
+          return Effect.zipRight(Effect.forkDaemon(clock), Deferred.await(listWaitOver))
+        })
 
     return {
       list,
-      listJson,
+      listWait,
       call,
       relayCall,
       instanceOf,

@@ -1,4 +1,4 @@
-import { Effect, Option } from "effect"
+import { Effect, type Either, Option } from "effect"
 import type { CallError } from "../../domain/Errors.js"
 import type { JsonObject } from "../../domain/Mcp.js"
 import { isJsonObject, RpcCode, RpcError } from "../../domain/Surface.js"
@@ -63,16 +63,38 @@ const has = {
 export const make = (sources: Sources, surface: Effect.Effect<S.Surface>) => {
   const connection = (instance: string) => Effect.mapError(sources.connection(instance), fromCallError)
 
-  /** The running child for `instance`, failing with -32601 when it lacks the capability `what` needs. */
+  /**
+   * The running child for `instance`, failing with -32601 when it lacks the capability `what` needs. An instance still
+   * starting is waited for first, as tools/call waits (bounded by its startup_timeout); only one that is not running
+   * after that is refused.
+   */
   const capable = (instance: string, check: (c: Connection) => boolean, what: string) =>
-    Effect.flatMap(connection(instance), (c) =>
-      check(c) ? Effect.succeed(c) : Effect.fail(unsupported(instance, what))
+    Effect.zipRight(
+      sources.connectionNow(instance) === undefined ? sources.awaitInstance(instance) : Effect.void,
+      Effect.flatMap(connection(instance), (c) =>
+        check(c) ? Effect.succeed(c) : Effect.fail(unsupported(instance, what))
+      )
     )
+
+  /**
+   * Routes a URI on the surface. One no running source claims yet waits first: a qualified one for its instance, any
+   * other for every source's first start (as tools/call waits for a name it does not know), then is routed or refused.
+   */
+  const routed = (uri: string, route: (current: S.Surface, uri: string) => Either.Either<S.UriRoute, RpcError>) =>
+    Effect.gen(function* () {
+      if (!S.claims(yield* surface, uri)) {
+        yield* Option.match(S.unqualify(uri), {
+          onSome: ({ instance }) => sources.awaitInstance(instance),
+          onNone: () => sources.awaitSettled
+        })
+      }
+      return yield* route(yield* surface, uri)
+    })
 
   const readResource = (params: JsonObject, options?: RequestOptions) =>
     Effect.gen(function* () {
       const uri = yield* stringParam(params, "uri", "resources/read")
-      const route = yield* S.routeUri(yield* surface, uri)
+      const route = yield* routed(uri, S.routeUri)
       const child = yield* capable(route.instance, has.resources, "resources")
       const result = yield* child.request("resources/read", { ...params, uri: route.uri }, options)
       return S.mapReadResult(yield* surface, route.instance, result)
@@ -82,7 +104,7 @@ export const make = (sources: Sources, surface: Effect.Effect<S.Surface>) => {
   const subscription = (method: "resources/subscribe" | "resources/unsubscribe", params: JsonObject) =>
     Effect.gen(function* () {
       const uri = yield* stringParam(params, "uri", method)
-      const route = yield* S.routeUri(yield* surface, uri)
+      const route = yield* routed(uri, S.routeUri)
       const child = yield* capable(route.instance, has.subscribe, "resource subscriptions")
       const result = yield* child.request(method, { ...params, uri: route.uri })
       return { result, route }
@@ -108,7 +130,7 @@ export const make = (sources: Sources, surface: Effect.Effect<S.Surface>) => {
       }
       if (ref.type === "ref/resource") {
         const uri = yield* stringParam(ref, "uri", "completion/complete ref/resource")
-        const route = yield* S.routeTemplate(yield* surface, uri)
+        const route = yield* routed(uri, S.routeTemplate)
         const child = yield* capable(route.instance, has.completions, "completions")
         return yield* child.request("completion/complete", { ...params, ref: { ...ref, uri: route.uri } })
       }
@@ -251,11 +273,8 @@ export const make = (sources: Sources, surface: Effect.Effect<S.Surface>) => {
       : { ...params, _meta: S.mapRelatedTask(params._meta, (taskId) => S.hostTaskId(instance, taskId)) }
 
   return {
-    listResources: Effect.map(surface, (current) => ({ resources: current.resources })),
-    listResourceTemplates: Effect.map(surface, (current) => ({ resourceTemplates: current.resourceTemplates })),
     readResource,
     subscription,
-    listPrompts: Effect.map(surface, (current) => ({ prompts: current.prompts })),
     getPrompt,
     complete,
     setLevel,

@@ -203,6 +203,17 @@ export const routeUri = (surface: Surface, uri: string): Either.Either<UriRoute,
   )
 }
 
+/**
+ * Whether a running (or restarting) instance claims `uri` itself: qualified with a listed instance, listed, a template
+ * match, or (for a completion ref) a template verbatim. routeUri's last guess, the only instance with resources, is not
+ * a claim: while sources still start, the owner may be one of them.
+ */
+export const claims = (surface: Surface, uri: string): boolean =>
+  Option.match(unqualify(uri), {
+    onSome: ({ instance }) => surface.capabilities.has(instance),
+    onNone: () => surface.owners.has(uri) || surface.templates.some((t) => t.uriTemplate === uri || t.pattern.test(uri))
+  })
+
 /** A completion `ref/resource` names a template (or a resource): the instance that lists exactly that string. */
 export const routeTemplate = (surface: Surface, uri: string): Either.Either<UriRoute, RpcError> => {
   const qualified = unqualify(uri)
