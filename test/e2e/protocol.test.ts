@@ -146,7 +146,9 @@ const received = (host: HostShape, method: string) => host.notes.filter((note) =
 
 layer(
   hostLayer(
+    // These hosts expect the whole catalog on their first list: list_wait covers a slow start on a loaded machine.
     writeConfig(`
+      list_wait = "60s"
       [sources.everything]
       command = ${everythingCommand}
       [sources.stub]
@@ -438,7 +440,9 @@ layer(
 
 layer(
   hostLayer(
+    // These hosts expect the whole catalog on their first list: list_wait covers a slow start on a loaded machine.
     writeConfig(`
+      list_wait = "60s"
       [sources.everything]
       command = ${everythingCommand}
       [sources.stub]
@@ -552,7 +556,9 @@ layer(
 
 layer(
   hostLayer(
+    // These hosts expect the whole catalog on their first list: list_wait covers a slow start on a loaded machine.
     writeConfig(`
+      list_wait = "60s"
       [sources.everything]
       command = ${everythingCommand}
       [sources.stub]
