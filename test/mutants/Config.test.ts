@@ -273,6 +273,13 @@ describe("Config locates the key in TOML", () => {
     )
   })
 
+  it("finds a key whose line ends with #", () => {
+    assert.strictEqual(
+      rejected(`[sources.fs]\ncommand = ["a"]\ncwd = 3 #\n`),
+      "config /x/config.toml:3 at sources.fs.cwd: expected a string (a directory), got 3"
+    )
+  })
+
   it("finds a table named with a literal key", () => {
     assert.strictEqual(
       rejected(`[sources.'fs']\ncommand = ["a"]\ncwd = 3\n`),
@@ -304,7 +311,7 @@ describe("Config locates the key in TOML", () => {
   })
 
   it("skips lines that are not headers or keys", () => {
-    assert.strictEqual(locateToml(`[a]\n  ["b", 1],\n"unterminated = 1\n'open = 1\n= 1\nc = 1\n`, ["a", "c"]), 6)
+    assert.strictEqual(locateToml(`[a]\n  ["b", 1],\n[]\n"unterminated = 1\n'open = 1\n= 1\nc = 1\n`, ["a", "c"]), 7)
   })
 
   it("parses basic, literal and bare key parts", () => {
