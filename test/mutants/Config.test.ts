@@ -97,6 +97,13 @@ describe("Config wording: structure in the file's own words", () => {
     )
   })
 
+  it("leaves an explicit undefined member out of the sentence", () => {
+    assert.strictEqual(
+      decodeMessage(Schema.Struct({ a: Schema.Union(Schema.String, Schema.Number, Schema.Undefined) }), { a: null }),
+      "config f at a: expected a string or a number, got null"
+    )
+  })
+
   it("reports a union with a table member through that member, not as one sentence", () => {
     const either = Schema.Struct({ a: Schema.Union(Schema.String, Schema.Struct({ b: Schema.String })) })
     assert.strictEqual(decodeMessage(either, { a: { b: 1 } }), 'config f at a: expected a string, got {"b":1}')
@@ -244,6 +251,13 @@ describe("Config syntax errors", () => {
     assert.strictEqual(
       rejected('{\n  "mcpServers": {,\n}', "/x/c.json"),
       "config /x/c.json:2:18: invalid JSON: Expected property name or '}'"
+    )
+  })
+
+  it("JSON: a one-digit position is cut too", () => {
+    assert.strictEqual(
+      rejected("{,}", "/x/c.json"),
+      "config /x/c.json:1:2: invalid JSON: Expected property name or '}'"
     )
   })
 
