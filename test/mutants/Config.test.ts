@@ -126,6 +126,14 @@ describe("Config wording: structure in the file's own words", () => {
     )
   })
 
+  it("describes a refined optional-like union by its one defined member", () => {
+    const refined = Schema.Union(Schema.Number, Schema.Undefined).pipe(Schema.filter(() => false))
+    assert.strictEqual(
+      decodeMessage(Schema.Struct({ a: refined }), { a: 1 }),
+      "config f at a: expected a number, got 1"
+    )
+  })
+
   it("says 'a valid value' for a schema with nothing to say", () => {
     assert.strictEqual(
       decodeMessage(Schema.Struct({ a: Schema.Undefined }), { a: 1 }),
