@@ -76,14 +76,15 @@ describe("StdioServerTransport.intercept", () => {
 })
 
 describe("Relay", () => {
-  const setup = (callTimeoutMs?: number) => {
+  const setup = (callTimeoutMs?: number, timers?: Relay.Timers) => {
     const sent: Array<Record<string, any>> = []
     const relay = Relay.make({
       instance: "srv",
       send: (lines) => {
         for (const line of lines.trim().split("\n")) sent.push(JSON.parse(line))
       },
-      callTimeoutMs
+      callTimeoutMs,
+      timers
     })
     const outcomes: Array<Either.Either<CallToolResult, CallError>> = []
     return {
@@ -129,19 +130,38 @@ describe("Relay", () => {
     assert.deepInclude(child, { reason: "Child", code: -32602, detail: "MCP error -32602: bad arguments" })
   })
 
-  it("with call_timeout: the child is asked for progress under the call's id, and progress resets the timer", async () => {
-    const { relay, sent, outcomes, done } = setup(150)
+  it("with call_timeout: the child is asked for progress under the call's id, and progress resets the timer", () => {
+    // The relay's timers on a clock this test moves (no timing margins on a loaded machine).
+    let now = 0
+    const timers = new Set<{ at: number; ms: number; fire: () => void }>()
+    const clock: Relay.Timers<{ at: number; ms: number; fire: () => void }> = {
+      set: (expire, ms, id) => {
+        const timer = { at: now + ms, ms, fire: () => expire(id) }
+        timers.add(timer)
+        return timer
+      },
+      clear: (timer) => void timers.delete(timer),
+      refresh: (timer) => void (timer.at = now + timer.ms)
+    }
+    const advance = (ms: number) => {
+      now += ms
+      for (const timer of [...timers]) if (timer.at <= now && timers.delete(timer)) timer.fire()
+    }
+    const { relay, sent, outcomes, done } = setup(150, clock as Relay.Timers)
     relay.call({ name: "slow", _meta: { other: 1 } }, done)
     const id = sent[0]!.id as string
     assert.deepStrictEqual(sent[0]!.params._meta, { other: 1, progressToken: id })
     for (let i = 0; i < 4; i++) {
-      await new Promise((resolve) => setTimeout(resolve, 80))
+      advance(140)
       assert.isTrue(
         relay.receive({ jsonrpc: "2.0", method: "notifications/progress", params: { progressToken: id, progress: i } })
       )
     }
+    // 560 ms in, four progress notifications each within 150 ms of the last: still running.
     assert.strictEqual(outcomes.length, 0)
-    await new Promise((resolve) => setTimeout(resolve, 250))
+    advance(149)
+    assert.strictEqual(outcomes.length, 0)
+    advance(1)
     assert.strictEqual(outcomes.length, 1)
     assert.deepInclude(failure(outcomes[0]), { reason: "Timeout" })
     assert.strictEqual(sent[1]!.method, "notifications/cancelled")
