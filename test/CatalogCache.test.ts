@@ -49,6 +49,17 @@ describe("CatalogCache", () => {
     assert.notInclude(key, "s3cret")
   })
 
+  it("keys a child by the capabilities it is declared too (a child may list other tools for another host)", () => {
+    const spec = { command: ["node", "server.js"], cwd: undefined, env: { A: "1" } }
+    const roots = keyOf({ ...spec, capabilities: { roots: { listChanged: true }, sampling: {} } })
+    assert.notStrictEqual(roots, keyOf(spec))
+    assert.notStrictEqual(roots, keyOf({ ...spec, capabilities: { sampling: {} } }))
+    // The host's key order does not matter.
+    assert.strictEqual(roots, keyOf({ ...spec, capabilities: { sampling: {}, roots: { listChanged: true } } }))
+    // No capabilities and an empty set are the same declaration.
+    assert.strictEqual(keyOf(spec), keyOf({ ...spec, capabilities: {} }))
+  })
+
   it.effect("writes entries 0600 in a folder it creates 0700, reads them back, clears them", () =>
     Effect.gen(function* () {
       const dir = path.join(tempDir(), "nested", "clawtool")

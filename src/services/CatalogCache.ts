@@ -17,9 +17,26 @@ export interface ChildSpec {
   readonly command: ReadonlyArray<string>
   readonly cwd: string | undefined
   readonly env: Readonly<Record<string, string>>
+  /**
+   * The client capabilities declared to the child (the host's sampling/elicitation/roots, ADR 005): a child may list
+   * other tools for another host (server-everything adds its roots, sampling and elicitation tools).
+   */
+  readonly capabilities?: Readonly<Record<string, unknown>> | undefined
 }
 
 const sha256 = (text: string) => createHash("sha256").update(text).digest("hex")
+
+/** JSON with object keys sorted at every level: the same capabilities give the same key whatever the host's order. */
+const canonical = (value: unknown): unknown =>
+  Array.isArray(value)
+    ? value.map(canonical)
+    : typeof value === "object" && value !== null
+      ? Object.fromEntries(
+          Object.keys(value)
+            .sort()
+            .map((k) => [k, canonical((value as Record<string, unknown>)[k])])
+        )
+      : value
 
 /** The cache key of a child: env names in clear (sorted), their values only as one hash. */
 export const keyOf = (spec: ChildSpec): string => {
@@ -30,7 +47,8 @@ export const keyOf = (spec: ChildSpec): string => {
       command: spec.command,
       cwd: spec.cwd ?? null,
       env: names,
-      values: sha256(JSON.stringify(names.map((name) => spec.env[name])))
+      values: sha256(JSON.stringify(names.map((name) => spec.env[name]))),
+      capabilities: canonical(spec.capabilities ?? {})
     })
   )
 }

@@ -147,12 +147,16 @@ export class Sources extends Effect.Service<Sources>()("clawtool/Sources", {
     const activity = new Map(names.map((name): [string, Activity] => [name, { inFlight: 0, lastUsed: 0 }]))
 
     /** The child's final launch: command, env and the persisted catalog's key; the key is absent without secrets. */
-    const launchOf = (name: string, source: SourceConfig) => {
-      const resolved = secrets.resolve(name, source)
-      const env = childEnvironment(process.env, source.env_passthrough, resolved.env)
-      const key = resolved.missing.length > 0 ? undefined : keyOf({ command: resolved.command, cwd: source.cwd, env })
-      return { resolved, env, key }
-    }
+    const launchOf = (name: string, source: SourceConfig) =>
+      Effect.map(host.clientCapabilities, (capabilities) => {
+        const resolved = secrets.resolve(name, source)
+        const env = childEnvironment(process.env, source.env_passthrough, resolved.env)
+        const key =
+          resolved.missing.length > 0
+            ? undefined
+            : keyOf({ command: resolved.command, cwd: source.cwd, env, capabilities })
+        return { resolved, env, key }
+      })
 
     /** The tools last written to (or read from) the cache, per instance: a listing equal to them writes nothing. */
     const stored = new Map<string, ReadonlyArray<unknown>>()
@@ -180,7 +184,7 @@ export class Sources extends Effect.Service<Sources>()("clawtool/Sources", {
     /** Starts one child and serves until it exits (fails with why it is gone) or, lazy, until it is idle. */
     const serve = (name: string, source: SourceConfig) =>
       Effect.gen(function* () {
-        const { resolved, env, key } = launchOf(name, source)
+        const { resolved, env, key } = yield* launchOf(name, source)
         if (resolved.missing.length > 0) {
           return yield* new SourceError({
             instance: name,
@@ -282,7 +286,8 @@ export class Sources extends Effect.Service<Sources>()("clawtool/Sources", {
     /** Supervises one instance for as long as the layer lives: lifetimes, separated by the policy's waits. */
     const supervise = (name: string, source: SourceConfig) =>
       Effect.gen(function* () {
-        const { key } = launchOf(name, source)
+        // The key includes what the child is declared (the host's capabilities): known once the host initialized.
+        const { key } = yield* launchOf(name, source)
         if (key !== undefined) {
           const cached = yield* cache.load(key)
           if (Option.isSome(cached)) {

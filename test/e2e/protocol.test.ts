@@ -1,6 +1,6 @@
 import { assert, beforeAll, describe, it, layer } from "@effect/vitest"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
-import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
+import { getDefaultEnvironment, StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import {
   CallToolResultSchema,
   CreateMessageRequestSchema,
@@ -10,7 +10,7 @@ import {
 } from "@modelcontextprotocol/sdk/types.js"
 import { Context, Effect, Layer } from "effect"
 import * as z from "zod"
-import { ensureBuilt, exitOf, main, runCli, spawnServe, writeConfig } from "../lib/cli.js"
+import { ensureBuilt, exitOf, freshCacheDir, main, runCli, spawnServe, writeConfig } from "../lib/cli.js"
 import { eventually, everything, pollUntil, root, stubCommand } from "../lib/sources.js"
 
 /**
@@ -54,6 +54,8 @@ const hostLayer = (config: string, capabilities: Json) =>
           command: process.execPath,
           args: [main, "serve", "--config", config],
           cwd: root,
+          // Never the user's persisted catalog (a warm entry would change what the first list shows).
+          env: { ...getDefaultEnvironment(), CLAWTOOL_CACHE_DIR: freshCacheDir() },
           stderr: "pipe"
         })
         const client = new Client({ name: "e2e-host", version: "1.0.0" }, { capabilities })

@@ -6,6 +6,9 @@
  * Equal.equals instead.
  */
 import { Either, Option } from "effect"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
 import { assert } from "vitest"
 
 /** The path of the first Option/Either inside `value` ("" for the value itself), or undefined. */
@@ -55,3 +58,7 @@ for (const name of guarded) {
     return original.call(this, actual, expected, ...rest)
   }
 }
+
+// Every clawtool a test starts and that inherits this environment persists its catalog in a temporary folder, never in
+// the user's cache (a warm entry there would change what a test's first list shows).
+process.env.CLAWTOOL_CACHE_DIR ??= fs.mkdtempSync(path.join(os.tmpdir(), "clawtool-test-cache-"))
