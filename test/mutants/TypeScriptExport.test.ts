@@ -269,6 +269,49 @@ export declare function shapes(input: ShapesInput): Promise<ShapesOutput>
   )
 })
 
+describe("TypeScriptExport.generate: more edges", () => {
+  it.effect("an empty tool name is file tool.ts; a reason of exactly 100 characters is kept whole, longer is cut", () =>
+    Effect.gen(function* () {
+      const { byPath, top } = yield* generated([
+        {
+          instance: "s",
+          tools: [
+            { name: "", inputSchema: { type: "object" } },
+            { name: "exact", inputSchema: { type: "object", properties: { a: { $ref: `y.json#${"a".repeat(24)}` } } } },
+            { name: "wide", inputSchema: { type: "object", properties: { a: { $ref: `y.json#${"a".repeat(80)}` } } } }
+          ]
+        }
+      ])
+      assert.strictEqual(
+        byPath.get("s/index.ts"),
+        `${top}\n` +
+          `export { tool, type ToolInput, type ToolOutput } from "./tool.js"\n` +
+          `export { exact, type ExactInput, type ExactOutput } from "./exact.js"\n` +
+          `export { wide, type WideInput, type WideOutput } from "./wide.js"\n`
+      )
+      assert.strictEqual(
+        byPath.get("s/tool.ts"),
+        `${top}\n` + stub("Tool", "tool", ` * @tool s__ (source "s", tool "")`)
+      )
+      const reason = `Error: Refs should have been resolved by the resolver! { '$ref': 'y.json#${"a".repeat(24)}' }`
+      assert.strictEqual(reason.length, 100)
+      assert.isTrue(
+        byPath
+          .get("s/exact.ts")!
+          .startsWith(
+            `${top}\n/** The schema could not be converted (${reason}). */\nexport type ExactInput = unknown\n\n`
+          )
+      )
+      const cut = `Error: Refs should have been resolved by the resolver! { '$ref': 'y.json#${"a".repeat(26)}…`
+      assert.isTrue(
+        byPath
+          .get("s/wide.ts")!
+          .startsWith(`${top}\n/** The schema could not be converted (${cut}). */\nexport type WideInput = unknown\n\n`)
+      )
+    })
+  )
+})
+
 describe("TypeScriptExport.generate: doc comments", () => {
   it.effect("wraps at 100 columns, a long word alone, blank and CRLF lines kept, */ escaped in the name", () =>
     Effect.gen(function* () {
@@ -364,6 +407,17 @@ describe("TypeScriptExport.write and check: edges", () => {
         assert.strictEqual(isDir.path, Path.join(out, "index.ts"))
         assert.strictEqual(isDir.detail, "EISDIR: illegal operation on a directory, read")
       }
+    })
+  )
+
+  it.effect("a failing write is an Io error naming the target and the system's reason", () =>
+    Effect.gen(function* () {
+      const dir = freshDir()
+      // A path ending in `/` reads as missing (ENOENT) but cannot be written as a file.
+      const error = yield* Effect.flip(TypeScriptExport.write(dir, [{ path: "sub/", content: "x" }]))
+      assert.strictEqual(error.reason, "Io")
+      assert.strictEqual(error.path, Path.join(dir, "sub/"))
+      assert.strictEqual(error.detail, `EISDIR: illegal operation on a directory, open '${Path.join(dir, "sub/")}'`)
     })
   )
 
