@@ -10,16 +10,11 @@ import * as Catalog from "../src/services/Registry/Catalog.js"
 import { coreSpecs } from "../src/services/Registry/CoreTools.js"
 import * as Manifest from "../src/services/Registry/Manifest.js"
 import * as TypeScriptExport from "../src/services/Registry/TypeScriptExport.js"
-import { makeTempDir, referenceSources, registryLayer, root } from "./lib/registry.js"
+import { referenceSources, registryLayer, root } from "./lib/registry.js"
+import { outputDirs } from "./lib/sources.js"
 
-const base = makeTempDir("clawtool-export-")
+const { base, fresh: freshDir } = outputDirs("clawtool-export-")
 afterAll(() => Fs.rmSync(base, { recursive: true, force: true }))
-let dirs = 0
-const freshDir = () => {
-  const dir = Path.join(base, `out-${dirs++}`)
-  Fs.mkdirSync(dir, { recursive: true })
-  return dir
-}
 
 const manifest = Either.getOrThrow(Manifest.make(coreSpecs))
 const tool = (name: string, extra: Partial<Tool> = {}): Tool => ({

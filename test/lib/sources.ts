@@ -18,6 +18,18 @@ export const stubCommand = (...flags: ReadonlyArray<string>) => JSON.stringify([
 
 export const tempDir = (prefix = "clawtool-test-") => fs.mkdtempSync(path.join(os.tmpdir(), prefix))
 
+/** One temporary folder (remove `base` after the file) and a new empty folder inside it per call of `fresh`. */
+export const outputDirs = (prefix: string) => {
+  const base = tempDir(prefix)
+  let count = 0
+  const fresh = () => {
+    const dir = path.join(base, `out-${count++}`)
+    fs.mkdirSync(dir, { recursive: true })
+    return dir
+  }
+  return { base, fresh }
+}
+
 export const configFrom = (toml: string) => Either.getOrThrow(parseConfig(toml, "test.toml", "toml"))
 
 /** Sources over real children, from a TOML text; the env is what `${VAR}` resolves against. */

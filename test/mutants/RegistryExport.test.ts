@@ -4,7 +4,6 @@ import { afterAll, assert, describe, it } from "@effect/vitest"
 import { Effect, Either } from "effect"
 import { compile } from "json-schema-to-typescript"
 import * as Fs from "node:fs"
-import * as Os from "node:os"
 import * as Path from "node:path"
 import { ToolConfig } from "../../src/domain/Config.js"
 import type { Tool } from "../../src/domain/Mcp.js"
@@ -12,15 +11,10 @@ import * as Catalog from "../../src/services/Registry/Catalog.js"
 import { coreSpecs } from "../../src/services/Registry/CoreTools.js"
 import * as Manifest from "../../src/services/Registry/Manifest.js"
 import * as TypeScriptExport from "../../src/services/Registry/TypeScriptExport.js"
+import { outputDirs } from "../lib/sources.js"
 
-const base = Fs.mkdtempSync(Path.join(Os.tmpdir(), "clawtool-mutants-export-"))
+const { base, fresh: freshDir } = outputDirs("clawtool-mutants-export-")
 afterAll(() => Fs.rmSync(base, { recursive: true, force: true }))
-let dirs = 0
-const freshDir = () => {
-  const dir = Path.join(base, `out-${dirs++}`)
-  Fs.mkdirSync(dir, { recursive: true })
-  return dir
-}
 
 const manifest = Either.getOrThrow(Manifest.make(coreSpecs))
 const tool = (name: string, extra: Partial<Tool> = {}): Tool => ({

@@ -5,22 +5,16 @@ import { afterAll, assert, describe, it } from "@effect/vitest"
 import { Effect, Either } from "effect"
 import { compile } from "json-schema-to-typescript"
 import * as Fs from "node:fs"
-import * as Os from "node:os"
 import * as Path from "node:path"
 import { ToolConfig } from "../../src/domain/Config.js"
 import * as Catalog from "../../src/services/Registry/Catalog.js"
 import { coreSpecs } from "../../src/services/Registry/CoreTools.js"
 import * as Manifest from "../../src/services/Registry/Manifest.js"
 import * as TypeScriptExport from "../../src/services/Registry/TypeScriptExport.js"
+import { outputDirs } from "../lib/sources.js"
 
-const base = Fs.mkdtempSync(Path.join(Os.tmpdir(), "clawtool-mutants-tsexport-"))
+const { base, fresh: freshDir } = outputDirs("clawtool-mutants-tsexport-")
 afterAll(() => Fs.rmSync(base, { recursive: true, force: true }))
-let dirs = 0
-const freshDir = () => {
-  const dir = Path.join(base, `out-${dirs++}`)
-  Fs.mkdirSync(dir, { recursive: true })
-  return dir
-}
 
 const catalogOf = (sources: ReadonlyArray<Catalog.InstanceTools>, toolConfig: Record<string, ToolConfig> = {}) =>
   Catalog.build({ manifest: Either.getOrThrow(Manifest.make(coreSpecs)), sources, toolConfig, budget: 64 })
