@@ -13,6 +13,7 @@ describe("ToolSearch tokenizer", () => {
     assert.deepStrictEqual(ToolSearch.tokenize("ToolSearch read_text_file get-sum"), [
       "tool",
       "search",
+      "toolsearch",
       "read",
       "text",
       "file",

@@ -50,15 +50,15 @@ const fixture = () => {
 
 describe("ToolSearch.tokenize", () => {
   it("splits acronyms from the next word and digits from capitals; keeps non-ASCII letters", () => {
-    assert.deepStrictEqual(ToolSearch.tokenize("HTTPServer"), ["http", "server"])
-    assert.deepStrictEqual(ToolSearch.tokenize("v2Api"), ["v2", "api"])
+    assert.deepStrictEqual(ToolSearch.tokenize("HTTPServer"), ["http", "server", "httpserver"])
+    assert.deepStrictEqual(ToolSearch.tokenize("v2Api"), ["v2", "api", "v2api"])
     assert.deepStrictEqual(ToolSearch.tokenize("café crème"), ["café", "crème"])
     assert.deepStrictEqual(ToolSearch.tokenize("  "), [])
   })
 })
 
 describe("ToolSearch.documents", () => {
-  it("listed tools only; a source tool carries its original name and instance, a core tool its keywords", () => {
+  it("listed tools only, discovery tools excepted; a source tool carries its original name, a core tool its keywords and hint", () => {
     const { catalog } = fixture()
     const docs = ToolSearch.documents(catalog, manifest)
     const byId = new Map(docs.map((doc) => [doc.id, doc]))
@@ -66,16 +66,19 @@ describe("ToolSearch.documents", () => {
     assert.deepStrictEqual(byId.get("weather__get_forecast"), {
       id: "weather__get_forecast",
       name: "weather__get_forecast get_forecast",
-      description: "Meteorology Forecast for a city",
-      keywords: "weather",
+      title: "Meteorology",
+      description: "Forecast for a city",
+      hint: "",
       params: "city"
     })
-    const core = byId.get("ToolSearch")!
-    assert.strictEqual(core.name, "ToolSearch")
-    assert.include(core.keywords.split(" "), "discover")
+    assert.isFalse(byId.has("ToolSearch"), "ToolSearch never finds itself")
+    const core = byId.get("SourceHealth")!
+    assert.strictEqual(core.name, "SourceHealth")
+    assert.include(core.hint.split(" "), "diagnose")
+    assert.include(core.hint, "Call when a source tool is missing")
     assert.deepStrictEqual(
       [...docs.map((doc) => doc.id)].sort(),
-      [...catalog.tools.map((t) => t.name)].sort(),
+      [...catalog.tools.map((t) => t.name)].filter((name) => name !== "ToolSearch").sort(),
       "one document per listed tool"
     )
   })
@@ -101,8 +104,8 @@ describe("ToolSearch.documents without parameters", () => {
     assert.deepStrictEqual(
       docs.map((doc) => [doc.id, doc.params, doc.description]),
       [
-        ["x__bare", "", " "],
-        ["x__nulled", "", " "]
+        ["x__bare", "", ""],
+        ["x__nulled", "", ""]
       ]
     )
   })
@@ -130,14 +133,37 @@ describe("ToolSearch.documents for a collision", () => {
   })
 })
 
+describe("ToolSearch.expand", () => {
+  it("the agent's words weigh 1, a compound's parts and synonyms less; several words pointing at one synonym add up", () => {
+    assert.deepStrictEqual(
+      [...ToolSearch.expand("dryRun")],
+      [
+        ["dry", 0.5],
+        ["run", 0.5],
+        ["dryrun", 1],
+        ["shell", 0.5],
+        ["bash", 0.5],
+        ["command", 0.5],
+        ["termin", 0.5],
+        ["execut", 0.5]
+      ]
+    )
+    assert.strictEqual(ToolSearch.expand("folders").get("directori"), 0.5, "stemmed, then a synonym")
+    assert.strictEqual(ToolSearch.expand("make new").get("creat"), 1, "two synonyms of create: 0.5 + 0.5")
+    assert.strictEqual(ToolSearch.expand("create make new").get("creat"), 1, "a word written stays 1")
+    assert.isUndefined(ToolSearch.expand("zebra").get("zebra ") ?? undefined)
+  })
+})
+
 describe("ToolSearch.build", () => {
   it("finds a tool by parameter name, by instance and by title; a disabled tool is never found", () => {
     const { names } = fixture()
     assert.strictEqual(names("region")[0], "weather__get_alerts")
     assert.strictEqual(names("meteorology")[0], "weather__get_forecast")
     assert.includeMembers(names("weather"), ["weather__get_forecast", "weather__get_alerts"])
-    assert.deepStrictEqual(names("never listed switched"), [])
-    assert.strictEqual(names("discover")[0], "ToolSearch", "core tools are found by their keywords")
+    assert.deepStrictEqual(names("switched off"), [])
+    assert.strictEqual(names("diagnose")[0], "SourceHealth", "core tools are found by their keywords")
+    assert.notInclude(names("discover search tools catalog"), "ToolSearch", "ToolSearch never finds itself")
   })
 
   it("prefix search from three characters, fuzzy search from five", () => {

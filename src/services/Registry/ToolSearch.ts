@@ -1,4 +1,5 @@
 import MiniSearch from "minisearch"
+import { stemmer } from "stemmer"
 import type { JsonObject, Tool } from "../../domain/Mcp.js"
 import type { Catalog } from "./Catalog.js"
 import type { Manifest } from "./Manifest.js"
@@ -13,8 +14,9 @@ import { byteOrder } from "./Pipeline.js"
 export interface SearchDocument {
   readonly id: string
   readonly name: string
+  readonly title: string
   readonly description: string
-  readonly keywords: string
+  readonly hint: string
   readonly params: string
 }
 
@@ -32,50 +34,163 @@ export interface Index {
 }
 
 const stopWords = new Set(
-  "a an and are as at be by for from how i in into is it me my of on or that the this to use with".split(" ")
+  "a an and are as at be by for from how i in into is it its me my of on or that the this to use using with".split(" ")
 )
 
-/** Splits on punctuation, `_`, `-` and camelCase boundaries (`ToolSearch` → tool, search), lower-cased. */
+/**
+ * Splits on punctuation, `_`, `-`, `.` and camelCase boundaries (`ToolSearch` → tool, search), lower-cased. A word
+ * split at camelCase boundaries is also kept whole (`dryRun` → dry, run, dryrun), so an agent quoting a parameter or
+ * tool name finds it before the tools that merely share its parts.
+ */
 export const tokenize = (text: string): Array<string> =>
-  text
-    .replace(/([a-z0-9])([A-Z])/g, "$1 $2")
-    .replace(/([A-Z]+)([A-Z][a-z])/g, "$1 $2")
-    .split(/[^\p{L}\p{N}]+/u)
-    .map((term) => term.toLowerCase())
-    .filter((term) => term !== "" && !stopWords.has(term))
+  text.split(/[^\p{L}\p{N}]+/u).flatMap((word) => {
+    const parts = word
+      .replace(/([a-z0-9])([A-Z])/g, "$1 $2")
+      .replace(/([A-Z]+)([A-Z][a-z])/g, "$1 $2")
+      .split(" ")
+      .map((term) => term.toLowerCase())
+      .filter((term) => term !== "" && !stopWords.has(term))
+    return parts.length > 1 ? [...parts, word.toLowerCase()] : parts
+  })
+
+/** Porter stems, so `folders`, `listing` and `created` meet `folder`, `list` and `create`. */
+export const terms = (text: string): Array<string> => tokenize(text).map((term) => stemmer(term))
+
+/**
+ * Words agents use for the same thing (and MCP's own names for them). A query term also looks for its group's
+ * other words, at a lower weight than the word itself, so an exact match still ranks first.
+ */
+const synonymGroups: ReadonlyArray<ReadonlyArray<string>> = [
+  ["folder", "directory", "dir"],
+  ["file", "document"],
+  ["create", "make", "new"],
+  ["delete", "remove", "forget", "erase", "drop"],
+  ["find", "search", "lookup", "query", "locate", "discover"],
+  ["show", "list", "display", "view", "print"],
+  ["get", "fetch", "retrieve", "return"],
+  ["read", "open", "load"],
+  ["write", "save", "store", "persist"],
+  ["edit", "change", "modify", "update", "patch", "alter"],
+  ["move", "rename", "relocate", "transfer", "put"],
+  ["image", "picture", "photo", "media"],
+  ["size", "big", "large", "bytes"],
+  ["info", "information", "metadata", "details", "stat", "attributes"],
+  ["time", "date", "timestamp", "modified"],
+  ["relation", "relationship", "link", "connect"],
+  ["observation", "fact", "note"],
+  ["entity", "node", "person", "people"],
+  ["compress", "gzip", "zip", "archive"],
+  ["echo", "repeat"],
+  ["sum", "add", "plus", "total", "calculate"],
+  ["environment", "env", "variables"],
+  ["long", "slow", "lengthy"],
+  ["operation", "job", "task"],
+  ["elicitation", "ask", "question", "input"],
+  ["sampling", "llm", "model", "generate", "completion"],
+  ["log", "logging"],
+  ["toggle", "switch", "turn", "enable", "disable"],
+  ["research", "investigate"],
+  ["tree", "hierarchy", "structure", "recursive", "nested"],
+  ["multiple", "several", "many", "batch", "bulk"],
+  ["allowed", "permitted", "accessible", "access"],
+  ["health", "status", "diagnose", "down"],
+  ["server", "source"],
+  ["text", "content", "contents"],
+  ["shell", "bash", "command", "terminal", "execute", "run"],
+  ["web", "url", "page", "website", "http"],
+  ["head", "first", "top", "beginning"],
+  ["tail", "last", "end"]
+]
+
+/** Stemmed term → the stemmed other words of its groups. */
+const synonyms: ReadonlyMap<string, ReadonlyArray<string>> = (() => {
+  const map = new Map<string, Set<string>>()
+  for (const group of synonymGroups) {
+    const stems = group.map((word) => stemmer(word))
+    for (const stem of stems) {
+      const others = map.get(stem) ?? new Set<string>()
+      for (const other of stems) if (other !== stem) others.add(other)
+      map.set(stem, others)
+    }
+  }
+  return new Map([...map].map(([stem, others]) => [stem, [...others]]))
+})()
+
+/** A synonym counts this much of the word the agent wrote. */
+const synonymWeight = 0.5
+
+/** A part of a compound word the agent wrote (`run` of `dryRun`) counts this much of the whole. */
+const partWeight = 0.5
+
+/**
+ * The query's stemmed terms with their weights: 1 for the agent's words (a compound's parts `partWeight`), and
+ * `synonymWeight` for each synonym they point at.
+ */
+export const expand = (query: string): ReadonlyMap<string, number> => {
+  const weights = new Map<string, number>()
+  for (const word of query.split(/[^\p{L}\p{N}]+/u)) {
+    const parts = tokenize(word)
+    const whole = parts.length > 1 ? parts[parts.length - 1] : undefined
+    for (const part of parts) {
+      const stem = stemmer(part)
+      const weight = whole === undefined || part === whole ? 1 : partWeight
+      weights.set(stem, Math.max(weights.get(stem) ?? 0, weight))
+    }
+  }
+  const own = [...weights.keys()]
+  // Several of the agent's words pointing at one synonym are more evidence for it (never more than a word written).
+  for (const term of own) {
+    for (const other of synonyms.get(term) ?? []) {
+      if (!own.includes(other)) weights.set(other, Math.min(1, (weights.get(other) ?? 0) + synonymWeight))
+    }
+  }
+  return weights
+}
 
 const parameterNames = (schema: JsonObject): Array<string> => {
   const properties = schema.properties
   return typeof properties === "object" && properties !== null ? Object.keys(properties) : []
 }
 
-/** The documents of one catalog: listed tools only (what the host could call). */
+/**
+ * The tools that find and call others: an agent searching has them already, so a result slot spent on them is lost
+ * (their keywords — find, search, call — would otherwise put them first for half the queries).
+ */
+export const discoveryTools: ReadonlySet<string> = new Set(["ToolSearch", "CallTool"])
+
+/** The documents of one catalog: listed tools only (what the host could call), the discovery tools excepted. */
 export const documents = (catalog: Catalog, manifest: Manifest): ReadonlyArray<SearchDocument> => {
   const byWire = new Map(catalog.entries.filter((entry) => entry.listed).map((entry) => [entry.wire, entry]))
-  return catalog.tools.map((tool: Tool) => {
-    const entry = byWire.get(tool.name)
-    const spec = manifest.byName.get(tool.name)?.spec
-    const names = entry === undefined || entry.kind === "core" ? [tool.name] : [tool.name, entry.original]
-    const title = typeof tool.title === "string" ? tool.title : ""
-    const keywords = spec !== undefined ? [...spec.keywords] : entry === undefined ? [] : [entry.instance]
-    return {
-      id: tool.name,
-      name: names.join(" "),
-      description: [title, tool.description ?? ""].join(" "),
-      keywords: keywords.join(" "),
-      params: parameterNames(tool.inputSchema).join(" ")
-    }
-  })
+  return catalog.tools
+    .filter((tool) => !discoveryTools.has(tool.name))
+    .map((tool: Tool) => {
+      const entry = byWire.get(tool.name)
+      const spec = manifest.byName.get(tool.name)?.spec
+      const names = entry === undefined || entry.kind === "core" ? [tool.name] : [tool.name, entry.original]
+      const keywords = spec !== undefined ? [...spec.keywords] : []
+      return {
+        id: tool.name,
+        name: names.join(" "),
+        title: typeof tool.title === "string" ? tool.title : "",
+        description: tool.description ?? "",
+        hint: [entry?.hint ?? "", ...keywords].join(" "),
+        params: parameterNames(tool.inputSchema).join(" ")
+      }
+    })
 }
+
+/** Where a synonym may match: names, titles and hints say what a tool IS; a description's side words would add noise. */
+const synonymFields = ["name", "title", "hint", "params"]
 
 export const build = (catalog: Catalog, manifest: Manifest): Index => {
   const index = new MiniSearch<SearchDocument>({
-    fields: ["name", "description", "keywords", "params"],
+    fields: ["name", "title", "description", "hint", "params"],
     idField: "id",
-    tokenize: (text) => tokenize(text),
+    tokenize: terms,
     processTerm: (term) => term,
     searchOptions: {
-      boost: { name: 3, keywords: 2, params: 1.5, description: 1 },
+      // Issue 14: name > title > description > hint; parameter names are identifiers, between title and description.
+      boost: { name: 4, title: 3, description: 1.5, hint: 1, params: 2 },
       prefix: (term) => term.length >= 3,
       fuzzy: (term) => (term.length >= 5 ? 0.2 : false),
       combineWith: "OR"
@@ -85,24 +200,45 @@ export const build = (catalog: Catalog, manifest: Manifest): Index => {
   const tools = new Map(catalog.tools.map((tool) => [tool.name, tool]))
   return {
     hash: catalog.hash,
-    search: (query, limit) =>
-      index
-        .search(query)
-        // Equal scores come out in wire-name order, so the same query gives the same answer.
-        .sort((a, b) => b.score - a.score || byteOrder(String(a.id), String(b.id)))
-        .slice(0, limit)
-        .flatMap((result) => {
-          const tool = tools.get(String(result.id))
-          return tool === undefined
-            ? []
-            : [
-                {
-                  name: tool.name,
-                  description: tool.description,
-                  inputSchema: tool.inputSchema,
-                  score: Math.round(result.score * 1000) / 1000
-                }
-              ]
-        })
+    search: (query, limit) => {
+      const weights = expand(query)
+      const own = [...weights].filter(([, weight]) => weight === 1).map(([term]) => term)
+      const others = [...weights].filter(([, weight]) => weight < 1).map(([term]) => term)
+      const scores = new Map<string, number>()
+      const add = (results: ReadonlyArray<{ readonly id: unknown; readonly score: number }>) => {
+        for (const result of results) scores.set(String(result.id), (scores.get(String(result.id)) ?? 0) + result.score)
+      }
+      add(index.search(query, { tokenize: () => own }))
+      if (others.length > 0) {
+        add(
+          index.search(query, {
+            tokenize: () => others,
+            fields: synonymFields,
+            prefix: false,
+            fuzzy: false,
+            boostTerm: (term) => weights.get(term) ?? 1
+          })
+        )
+      }
+      return (
+        [...scores]
+          // Equal scores come out in wire-name order, so the same query gives the same answer.
+          .sort(([a, x], [b, y]) => y - x || byteOrder(a, b))
+          .slice(0, limit)
+          .flatMap(([name, score]) => {
+            const tool = tools.get(name)
+            return tool === undefined
+              ? []
+              : [
+                  {
+                    name: tool.name,
+                    description: tool.description,
+                    inputSchema: tool.inputSchema,
+                    score: Math.round(score * 1000) / 1000
+                  }
+                ]
+          })
+      )
+    }
   }
 }
