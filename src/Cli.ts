@@ -437,7 +437,12 @@ export const toolTotals = (catalog: Catalog) => {
     listed: listed.length,
     disabled: catalog.entries.filter((entry) => entry.status === "disabled").length,
     collided: catalog.entries.filter((entry) => entry.status === "collision").length,
-    tokens: listed.reduce((sum, entry) => sum + entry.tokens, 0)
+    tokens: listed.reduce((sum, entry) => sum + entry.tokens, 0),
+    /** What the host's tools/list costs in each `catalog` mode: tools shown and ~tokens of their definitions. */
+    host: {
+      full: { tools: catalog.view("full").tools.length, tokens: catalog.view("full").tokens },
+      search: { tools: catalog.view("search").tools.length, tokens: catalog.view("search").tokens }
+    }
   }
 }
 
@@ -458,6 +463,7 @@ export const toolsTable = (catalog: Catalog): string => {
     table,
     "",
     `${totals.tools} tools: ${totals.listed} listed, ${totals.disabled} disabled, ${totals.collided} lost a name collision; ~${totals.tokens} schema tokens listed`,
+    `the host's tools/list: catalog = "full" ${totals.host.full.tools} tools, ~${totals.host.full.tokens} tokens; catalog = "search" ${totals.host.search.tools} tools, ~${totals.host.search.tokens} tokens (the rest through ToolSearch + CallTool)`,
     ...collisionLines(catalog.collisions),
     catalogLine(catalog.hash, totals.listed)
   ].join("\n")

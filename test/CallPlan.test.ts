@@ -80,3 +80,47 @@ describe("CallPlan", () => {
     assert.strictEqual(CallPlan.childProgress(false, undefined), "none")
   })
 })
+
+describe("CallPlan: CallTool (catalog = search, ADR 025)", () => {
+  it("a CallTool call parses as the call of its target, with the same _meta and task", () => {
+    const parsed = CallPlan.parse({
+      name: "CallTool",
+      arguments: { name: "gh__create_issue", arguments: { title: "t" } },
+      _meta: { progressToken: 3, traceparent: "00-x" },
+      task: { ttl: 1 }
+    })
+    assert.isTrue(parsed.ok)
+    if (!parsed.ok) return
+    assert.deepStrictEqual(parsed.call, {
+      name: "gh__create_issue",
+      arguments: { title: "t" },
+      task: { ttl: 1 },
+      meta: { progressToken: 3, traceparent: "00-x" },
+      metaMalformed: false
+    })
+    const plain = CallPlan.forHost(call({ name: "CallTool", arguments: { name: "a__b" } }), idle)
+    assert.isTrue(plain.relay, "a plain CallTool call takes the relay like a direct one")
+    if (plain.relay) assert.strictEqual(plain.call.name, "a__b")
+    assert.isUndefined(plain.relay ? plain.call.arguments : "unreached", "no arguments: none sent")
+  })
+
+  it("a CallTool call without a target, calling itself or with non-object arguments is Invalid params", () => {
+    const invalid = (args: unknown) => {
+      const parsed = CallPlan.parse({ name: "CallTool", arguments: args })
+      return parsed.ok ? "ok" : parsed.invalid
+    }
+    assert.strictEqual(
+      invalid(undefined),
+      "CallTool needs arguments.name: the wire name of the tool to call (ToolSearch returns it)"
+    )
+    assert.strictEqual(invalid({ name: "" }), invalid(undefined))
+    assert.strictEqual(invalid({ name: 3 }), invalid(undefined))
+    assert.strictEqual(invalid({ name: "CallTool" }), "CallTool cannot call itself")
+    assert.strictEqual(
+      invalid({ name: "a__b", arguments: [1] }),
+      `CallTool arguments.arguments for "a__b" must be an object`
+    )
+    assert.strictEqual(invalid({ name: "a__b", arguments: {} }), "ok")
+    assert.strictEqual(why(CallPlan.forHost(call({ name: "CallTool", arguments: {} }), idle)), "InvalidParams")
+  })
+})

@@ -89,3 +89,26 @@ describe("Catalog.build", () => {
     assert.strictEqual(after.hash, Pipeline.catalogHash(after.tools))
   })
 })
+
+describe("Catalog host views (catalog = full | search, ADR 025)", () => {
+  it("full: every listed tool; search: the alwaysLoad tools and CallTool, sorted, with their own hash and tokens", () => {
+    const gh = [tool("create_issue"), tool("hinted")]
+    const full = Catalog.build(input(gh, [tool("read")]))
+    assert.strictEqual(full.host, full.view("full"))
+    assert.strictEqual(full.host.tools, full.tools)
+    assert.strictEqual(full.host.hash, full.hash)
+    assert.strictEqual(full.host.listJson, full.listJson)
+
+    const search = Catalog.build({ ...input(gh, [tool("read")]), mode: "search" })
+    assert.strictEqual(search.hash, full.hash, "routing and search see the same catalog")
+    assert.deepStrictEqual(search.tools, full.tools)
+    const names = search.host.tools.map((shown) => shown.name)
+    const hot = full.tools.filter((shown) => shown._meta?.[Pipeline.alwaysLoadKey] === true).map((shown) => shown.name)
+    assert.deepStrictEqual(names, [...hot, "CallTool"].sort())
+    assert.notStrictEqual(search.host.hash, full.hash)
+    assert.strictEqual(search.host.hash, Pipeline.catalogHash(search.host.tools))
+    assert.deepStrictEqual(JSON.parse(search.host.listJson), { tools: search.host.tools })
+    assert.isBelow(search.host.tokens, full.host.tokens)
+    assert.strictEqual(search.view("full").tokens, full.host.tokens)
+  })
+})

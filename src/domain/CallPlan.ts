@@ -22,8 +22,42 @@ export type Parsed =
   /** The -32602 message the SDK path answers. */
   | { readonly ok: false; readonly invalid: string }
 
-/** The params of a tools/call, or the Invalid params message naming what is wrong. */
+/** clawtool's CallTool (`catalog = "search"`, ADR 025): its call is routed as the call of its target. */
+export const callToolName = "CallTool"
+
+/** The tool a CallTool call names and the arguments for it, or the Invalid params message naming what is wrong. */
+export const callToolTarget = (
+  args: JsonObject | undefined
+):
+  | { readonly ok: true; readonly name: string; readonly arguments: JsonObject | undefined }
+  | Extract<Parsed, { ok: false }> => {
+  const name = args?.name
+  if (typeof name !== "string" || name === "") {
+    return {
+      ok: false,
+      invalid: `${callToolName} needs arguments.name: the wire name of the tool to call (ToolSearch returns it)`
+    }
+  }
+  if (name === callToolName) return { ok: false, invalid: `${callToolName} cannot call itself` }
+  const inner = args?.arguments
+  if (inner !== undefined && !isJsonObject(inner)) {
+    return { ok: false, invalid: `${callToolName} arguments.arguments for "${name}" must be an object` }
+  }
+  return { ok: true, name, arguments: inner }
+}
+
+/**
+ * The params of a tools/call, or the Invalid params message naming what is wrong. A CallTool call comes out as the
+ * call of its target (same `_meta`, progress token and task), so both paths route, trace and answer it as one.
+ */
 export const parse = (params: unknown): Parsed => {
+  const parsed = parseDirect(params)
+  if (!parsed.ok || parsed.call.name !== callToolName) return parsed
+  const target = callToolTarget(parsed.call.arguments)
+  return target.ok ? { ok: true, call: { ...parsed.call, name: target.name, arguments: target.arguments } } : target
+}
+
+const parseDirect = (params: unknown): Parsed => {
   if (!isJsonObject(params) || typeof params.name !== "string") {
     return { ok: false, invalid: "tools/call needs params.name (a string)" }
   }

@@ -207,6 +207,13 @@ export class ClawtoolConfig extends Schema.Class<ClawtoolConfig>("ClawtoolConfig
   name_budget: Schema.optionalWith(NameBudget, { default: () => 64 }),
   /** How long a list request waits for sources still starting ("0s": never); hosts give up after 30–60 s. */
   list_wait: Schema.optionalWith(DurationString, { default: () => Duration.seconds(5) }),
+  /** What tools/list shows: every tool, or the hot set + CallTool with the rest found through ToolSearch (ADR 025). */
+  catalog: Schema.optionalWith(
+    Schema.Literal("full", "search").annotations({
+      message: (issue) => `catalog is "full" or "search", got ${JSON.stringify(issue.actual)}`
+    }),
+    { exact: true, default: () => "full" as const }
+  ),
   observability: Schema.optionalWith(ObservabilityConfig, { default: () => new ObservabilityConfig({}) }),
   limits: Schema.optionalWith(LimitsConfig, { default: () => new LimitsConfig({}) })
 }) {

@@ -170,9 +170,9 @@ export class Gateway extends Effect.Service<Gateway>()("clawtool/Gateway", {
     const listTools = Effect.gen(function* () {
       yield* registry.listWait
       const catalog = yield* registry.catalog
-      seen.tools = catalog.hash
+      seen.tools = catalog.host.hash
       // Spliced into the response by the transport: a 10,000-tool catalog is not re-serialised per list.
-      return rawResult(catalog.listJson)
+      return rawResult(catalog.host.listJson)
     })
 
     /** tools/call on the SDK path: what CallPlan sends here (progress, task, trace context, failures to explain). */
@@ -329,7 +329,7 @@ export class Gateway extends Effect.Service<Gateway>()("clawtool/Gateway", {
       const snapshot = Effect.gen(function* () {
         const catalog = yield* registry.catalog
         const surface = yield* registry.surface
-        return { tools: catalog.hash, resources: surface.resourcesKey, prompts: surface.promptsKey }
+        return { tools: catalog.host.hash, resources: surface.resourcesKey, prompts: surface.promptsKey }
       })
       const kinds = ["tools", "resources", "prompts"] as const
       const notices = {

@@ -47,7 +47,13 @@ export class Registry extends Effect.Service<Registry>()("clawtool/Registry", {
     const catalogNow = (): Catalog => {
       const input = sources.catalogNow()
       if (built !== undefined && sameInput(built.input, input)) return built.catalog
-      const next = Catalogs.build({ manifest, sources: input, toolConfig: config.tools, budget: config.name_budget })
+      const next = Catalogs.build({
+        mode: config.catalog,
+        manifest,
+        sources: input,
+        toolConfig: config.tools,
+        budget: config.name_budget
+      })
       built = { input, catalog: next }
       return next
     }
@@ -91,9 +97,9 @@ export class Registry extends Effect.Service<Registry>()("clawtool/Registry", {
     })
     const forward = Forward.make(sources, surface)
 
-    /** Exactly what tools/list answers. */
+    /** Exactly what tools/list answers (in search mode, the hot set and CallTool). */
     const list = Effect.fn("Registry.list")(function* () {
-      return (yield* catalog).tools as ReadonlyArray<Tool>
+      return (yield* catalog).host.tools as ReadonlyArray<Tool>
     })
 
     /** Why a wire name that is not in the catalog cannot be called. */
@@ -140,6 +146,14 @@ export class Registry extends Effect.Service<Registry>()("clawtool/Registry", {
       options?: CallOptions
     ): Effect.Effect<CallToolResult, CallError> =>
       Effect.gen(function* () {
+        // The Gateway routes CallTool as its target already (CallPlan.parse); this is for callers of the Registry.
+        if (wire === CallPlan.callToolName) {
+          const target = CallPlan.callToolTarget(request.arguments)
+          if (!target.ok) {
+            return yield* new CallError({ tool: wire, reason: "InvalidArguments", detail: target.invalid })
+          }
+          return yield* call(target.name, { ...request, arguments: target.arguments }, options)
+        }
         const core = manifest.byName.get(wire)
         if (core !== undefined) return yield* core.call(request.arguments, context)
         let current = yield* catalog

@@ -1,6 +1,7 @@
 import type { ToolConfig } from "../../domain/Config.js"
 import type { Tool } from "../../domain/Mcp.js"
 import type { Manifest } from "./Manifest.js"
+import * as CallTool from "./CallTool.js"
 import * as Manifests from "./Manifest.js"
 import * as NameBudget from "./NameBudget.js"
 import * as Pipeline from "./Pipeline.js"
@@ -50,9 +51,31 @@ export interface Catalog {
   readonly collisions: ReadonlyArray<NameBudget.Collision>
   /** Listed source tools: wire name → instance and original tool (the reverse map routing uses). */
   readonly routes: ReadonlyMap<string, Route>
+  /** What tools/list answers in the configured mode (in `full` mode: `tools`, `hash` and `listJson` themselves). */
+  readonly host: HostView
+  /** The answer of either mode (`tools list` shows both). */
+  readonly view: (mode: CatalogMode) => HostView
+}
+
+/**
+ * What tools/list shows the host: `full`, every listed tool; `search`, the alwaysLoad tools and CallTool, the rest found
+ * through ToolSearch and called through CallTool (ADR 025). Routing and search see every listed tool either way.
+ */
+export type CatalogMode = "full" | "search"
+
+/** The tools/list answer of one mode. */
+export interface HostView {
+  readonly tools: ReadonlyArray<Tool>
+  /** sha256 (hex) of `tools`, as the catalog hash (the Gateway's list_changed key). */
+  readonly hash: string
+  readonly listJson: string
+  /** ~Tokens of the tool definitions the host receives. */
+  readonly tokens: number
 }
 
 export interface CatalogInput {
+  /** Default "full". */
+  readonly mode?: CatalogMode | undefined
   readonly manifest: Manifest
   readonly sources: ReadonlyArray<InstanceTools>
   /** `[tools."<instance>.<tool>"]` tables. */
@@ -328,13 +351,35 @@ export const build = (input: CatalogInput): Catalog => {
   let entries: ReadonlyArray<CatalogEntry> | undefined
   let routes: ReadonlyMap<string, Route> | undefined
   let listJson: string | undefined
-
-  return {
+  const hash = Pipeline.hashOfDigests(listed.map((shaped) => shaped.digest))
+  const views = new Map<CatalogMode, HostView>()
+  const viewOf = (mode: CatalogMode): HostView => {
+    let view = views.get(mode)
+    if (view === undefined) {
+      view = mode === "full" ? fullView : searchView(listed)
+      views.set(mode, view)
+    }
+    return view
+  }
+  const fullView: HostView = {
     tools,
-    hash: Pipeline.hashOfDigests(listed.map((shaped) => shaped.digest)),
+    hash,
     get listJson() {
       return (listJson ??= `{"tools":[${listed.map((shaped) => shaped.json).join(",")}]}`)
     },
+    tokens: listed.reduce((sum, shaped) => sum + Pipeline.tokensOfJson(shaped.json), 0)
+  }
+
+  return {
+    tools,
+    hash,
+    get listJson() {
+      return fullView.listJson
+    },
+    get host() {
+      return viewOf(input.mode ?? "full")
+    },
+    view: viewOf,
     get entries() {
       return (entries ??= entriesOf())
     },
@@ -342,6 +387,20 @@ export const build = (input: CatalogInput): Catalog => {
     get routes() {
       return (routes ??= routesOf())
     }
+  }
+}
+
+/** The search mode's list: the hot set (alwaysLoad) and CallTool, in wire-name order like every list. */
+const searchView = (listed: ReadonlyArray<Shaped>): HostView => {
+  // CallTool first, so the dedupe keeps it should a source tool served under its own name (`prefix = ""`) be called so.
+  const shown = [CallTool, ...listed.filter((shaped) => shaped.alwaysLoad)]
+    .filter((shaped, i, all) => all.findIndex((other) => other.tool.name === shaped.tool.name) === i)
+    .sort((a, b) => Pipeline.byteOrder(a.tool.name, b.tool.name))
+  return {
+    tools: shown.map((shaped) => shaped.tool),
+    hash: Pipeline.hashOfDigests(shown.map((shaped) => shaped.digest)),
+    listJson: `{"tools":[${shown.map((shaped) => shaped.json).join(",")}]}`,
+    tokens: shown.reduce((sum, shaped) => sum + Pipeline.tokensOfJson(shaped.json), 0)
   }
 }
 

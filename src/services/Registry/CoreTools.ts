@@ -46,7 +46,7 @@ export const ToolSearch = defineTool({
   keywords: ["search", "find", "discover", "lookup", "tools", "catalog", "load", "deferred", "schema"],
   category: "discovery",
   usageHint:
-    'Call with a few keywords for the task (e.g. "read file", "create issue"); then call a returned name directly, with arguments matching its inputSchema. Raise limit when the first matches do not fit.',
+    'Call with a few keywords for the task (e.g. "read file", "create issue"); then call a returned name directly, or through CallTool when it is not in your tool list, with arguments matching its inputSchema. Raise limit when the first matches do not fit.',
   alwaysLoad: true,
   annotations: { title: "Search tools", readOnlyHint: true, openWorldHint: false },
   input: ToolSearchInput,
