@@ -3,6 +3,9 @@ import { isCoreToolName } from "../../domain/Config.js"
 import { CallError } from "../../domain/Errors.js"
 import { ExitSummary, Status } from "../../domain/Health.js"
 import { type AnyToolSpec, type CoreSetup, defineTool } from "./Manifest.js"
+import { Edit } from "./CoreTools/Edit.js"
+import { Read } from "./CoreTools/Read.js"
+import { Write } from "./CoreTools/Write.js"
 import { catalogLine, collisionLines, healthTable } from "./Text.js"
 
 /**
@@ -135,8 +138,11 @@ export const SourceHealth = defineTool({
     })
 })
 
-/** The manifest clawtool serves. */
-export const coreSpecs: ReadonlyArray<AnyToolSpec> = [ToolSearch, SourceHealth]
+/** The registry's own tools, never switched off (tests of the catalog machinery use these alone). */
+export const registrySpecs: ReadonlyArray<AnyToolSpec> = [ToolSearch, SourceHealth]
+
+/** The manifest clawtool serves: the registry's own tools, then the core tools (`[core_tools]` gates those). */
+export const coreSpecs: ReadonlyArray<AnyToolSpec> = [...registrySpecs, Read, Edit, Write]
 
 /**
  * Core tools not served in this setup, each with the rule that decided (shown by `tools list`): `[core_tools]

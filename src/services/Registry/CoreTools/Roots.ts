@@ -20,7 +20,7 @@ export interface Resolved {
   readonly real: string
   /** The root it lies under (a real path). */
   readonly root: string
-  /** What agents see: relative to the first root containing it (forward slashes), else absolute. */
+  /** What agents see: relative to the first root (forward slashes), else absolute (see `display`). */
   readonly display: string
   /** `stat` of the real path; undefined when nothing exists there yet. */
   readonly stat: NodeFs.Stats | undefined
@@ -33,11 +33,14 @@ export const isWithin = (root: string, path: string): boolean =>
 export const rootOf = (roots: ReadonlyArray<string>, path: string): string | undefined =>
   roots.find((root) => isWithin(root, path))
 
-/** Relative to the first root containing `path` (forward slashes; "." for the root itself), else absolute. */
+/**
+ * Relative to the first root (forward slashes; "." for the root itself), where relative tool paths resolve, so a
+ * shown path can be passed back as it is; absolute under the other roots.
+ */
 export const display = (roots: ReadonlyArray<string>, path: string): string => {
-  const root = rootOf(roots, path)
-  if (root === undefined) return path
-  const relative = Path.relative(root, path).split(Path.sep).join("/")
+  const first = roots[0]
+  if (first === undefined || !isWithin(first, path)) return path
+  const relative = Path.relative(first, path).split(Path.sep).join("/")
   return relative === "" ? "." : relative
 }
 
