@@ -161,7 +161,7 @@ describe("ToolSearch.build", () => {
     assert.strictEqual(names("region")[0], "weather__get_alerts")
     assert.strictEqual(names("meteorology")[0], "weather__get_forecast")
     assert.includeMembers(names("weather"), ["weather__get_forecast", "weather__get_alerts"])
-    assert.deepStrictEqual(names("switched off"), [])
+    assert.deepStrictEqual(names("switched hidden"), [])
     assert.strictEqual(names("diagnose")[0], "SourceHealth", "core tools are found by their keywords")
     assert.notInclude(names("discover search tools catalog"), "ToolSearch", "ToolSearch never finds itself")
   })

@@ -1,6 +1,7 @@
 /**
  * Paraphrased tasks over the three reference servers (server-everything, server-filesystem, server-memory) and
- * clawtool's own tools, each with the tools that do it. Written the way agents phrase a task, mostly NOT in the
+ * clawtool's own tools, each with the tools that do it (a file task is done as well by clawtool's own Read, Edit, Write or
+ * Glob as by server-filesystem's tool). Written the way agents phrase a task, mostly NOT in the
  * tool's own words: the search-first catalog (`catalog = "search"`) lives or dies by these. Measured by
  * test/RegistrySearchQuality.test.ts; the README quotes its figures.
  */
@@ -14,7 +15,7 @@ export const searchCases: ReadonlyArray<SearchCase> = [
   // server-filesystem
   { query: "make a new folder", expected: ["filesystem__create_directory"] },
   { query: "show the folder hierarchy as a tree", expected: ["filesystem__directory_tree"] },
-  { query: "change a few lines in a text file", expected: ["filesystem__edit_file"] },
+  { query: "change a few lines in a text file", expected: ["filesystem__edit_file", "Edit"] },
   { query: "file size and last modified date", expected: ["filesystem__get_file_info"] },
   { query: "which folders am I permitted to access", expected: ["filesystem__list_allowed_directories"] },
   { query: "show what is inside a directory", expected: ["filesystem__list_directory"] },
@@ -23,11 +24,11 @@ export const searchCases: ReadonlyArray<SearchCase> = [
   { query: "put a document into another folder", expected: ["filesystem__move_file"] },
   { query: "load a picture as base64", expected: ["filesystem__read_media_file"] },
   { query: "read several files at once", expected: ["filesystem__read_multiple_files"] },
-  { query: "get the text of a file", expected: ["filesystem__read_text_file", "filesystem__read_file"] },
-  { query: "show the first lines of a log file", expected: ["filesystem__read_text_file"] },
-  { query: "find files whose names match *.md", expected: ["filesystem__search_files"] },
-  { query: "save content to a new file", expected: ["filesystem__write_file"] },
-  { query: "overwrite a file with new contents", expected: ["filesystem__write_file"] },
+  { query: "get the text of a file", expected: ["filesystem__read_text_file", "filesystem__read_file", "Read"] },
+  { query: "show the first lines of a log file", expected: ["filesystem__read_text_file", "Read"] },
+  { query: "find files whose names match *.md", expected: ["filesystem__search_files", "Glob"] },
+  { query: "save content to a new file", expected: ["filesystem__write_file", "Write"] },
+  { query: "overwrite a file with new contents", expected: ["filesystem__write_file", "Write"] },
   // server-memory
   { query: "add new facts to an existing entity", expected: ["memory__add_observations"] },
   { query: "store new people in the knowledge graph", expected: ["memory__create_entities"] },

@@ -1,7 +1,11 @@
 import { Effect, Schema } from "effect"
+import { isCoreToolName } from "../../domain/Config.js"
 import { CallError } from "../../domain/Errors.js"
 import { ExitSummary, Status } from "../../domain/Health.js"
-import { type AnyToolSpec, defineTool } from "./Manifest.js"
+import { type AnyToolSpec, type CoreSetup, defineTool } from "./Manifest.js"
+import { Edit } from "./CoreTools/Edit.js"
+import { Read } from "./CoreTools/Read.js"
+import { Write } from "./CoreTools/Write.js"
 import { catalogLine, collisionLines, healthTable } from "./Text.js"
 
 /**
@@ -134,5 +138,27 @@ export const SourceHealth = defineTool({
     })
 })
 
-/** The manifest clawtool serves. */
-export const coreSpecs: ReadonlyArray<AnyToolSpec> = [ToolSearch, SourceHealth]
+/** The registry's own tools, never switched off (tests of the catalog machinery use these alone). */
+export const registrySpecs: ReadonlyArray<AnyToolSpec> = [ToolSearch, SourceHealth]
+
+/** The manifest clawtool serves: the registry's own tools, then the core tools (`[core_tools]` gates those). */
+export const coreSpecs: ReadonlyArray<AnyToolSpec> = [...registrySpecs, Read, Edit, Write]
+
+/**
+ * Core tools not served in this setup, each with the rule that decided (shown by `tools list`): `[core_tools]
+ * enabled = false` (all eight), `[core_tools.<Name>] enabled = false` (one), or the spec's own `unavailable` (a
+ * missing key). ToolSearch and SourceHealth, the registry's own, are never switched off.
+ */
+export const coreGate = (specs: ReadonlyArray<AnyToolSpec>, setup: CoreSetup): ReadonlyMap<string, string> => {
+  const off = new Map<string, string>()
+  for (const spec of specs) {
+    if (!isCoreToolName(spec.name)) continue
+    const rule = !setup.settings.enabled
+      ? "core_tools.enabled"
+      : !setup.settings[spec.name].enabled
+        ? `core_tools.${spec.name}.enabled`
+        : spec.unavailable?.(setup)
+    if (rule !== undefined) off.set(spec.name, rule)
+  }
+  return off
+}
