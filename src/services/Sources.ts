@@ -39,6 +39,11 @@ export interface SourcesApi {
   readonly catalog: Effect.Effect<ReadonlyArray<InstanceCatalog>>
   /** The running children, in instance order. */
   readonly running: Effect.Effect<ReadonlyArray<Connection>>
+  /**
+   * The persisted resources, templates and prompts of an instance serving its cached catalog, as of now (optional: a
+   * Sources without it caches no lists).
+   */
+  readonly cachedSurface?: (instance: string) => Instance.CachedSurface | undefined
   /** One Health row per instance, in instance order. */
   readonly health: Effect.Effect<ReadonlyArray<HealthRow>>
   /** A tools/call to one instance's tool (its own name), through its running child. */
@@ -158,14 +163,13 @@ export class Sources extends Effect.Service<Sources>()("clawtool/Sources", {
         return { resolved, env, key }
       })
 
-    /** The tools last written to (or read from) the cache, per instance: a listing equal to them writes nothing. */
-    const stored = new Map<string, ReadonlyArray<unknown>>()
-    const persist = (name: string, key: string | undefined) =>
-      Effect.suspend(() => {
-        const current = state.get().instances.get(name)
-        if (key === undefined || current?._tag !== "Running" || stored.get(name) === current.tools) return Effect.void
-        stored.set(name, current.tools)
-        return cache.store(key, current.tools)
+    /** Stores what the current child listed (tools, resources, templates, prompts); a failed listing is not stored. */
+    const persist = (name: string, key: string | undefined, connection: Connection) =>
+      Effect.gen(function* () {
+        if (key === undefined || Instance.connectionOf(state.get().instances.get(name)) !== connection) return
+        const { error, tools, ...lists } = yield* connection.surface
+        if (error !== undefined) return
+        yield* cache.store(key, { tools, lists: Option.some({ capabilities: connection.capabilities, ...lists }) })
       })
 
     /** Resolves when a lazy source's child has had no request in flight for idle_timeout. */
@@ -225,13 +229,13 @@ export class Sources extends Effect.Service<Sources>()("clawtool/Sources", {
         const runningSince = yield* now
         yield* state.update(name, (current) => Instance.running(current, connection, runningSince))
         yield* settle(name)
-        yield* persist(name, key)
+        yield* persist(name, key, connection)
         yield* Effect.logDebug(`source ${name}: running, ${connection.tools.length} tools, pid ${connection.pid}`)
         yield* connection.surfaceChanges.pipe(
           Stream.runForEach((surface) =>
             Effect.zipRight(
               state.update(name, (current) => Instance.surfaceChanged(current, connection, surface)),
-              persist(name, key)
+              persist(name, key, connection)
             )
           ),
           Effect.forkScoped
@@ -291,11 +295,10 @@ export class Sources extends Effect.Service<Sources>()("clawtool/Sources", {
         if (key !== undefined) {
           const cached = yield* cache.load(key)
           if (Option.isSome(cached)) {
-            stored.set(name, cached.value)
             // Lazy: known tools, no need to start; the first request routed here spawns it.
             const lazy = source.start === "lazy"
             yield* state.update(name, (current) => {
-              const withCache = Instance.fromCache(current, cached.value)
+              const withCache = Instance.fromCache(current, cached.value.tools, cached.value.lists)
               return lazy ? Instance.idle(withCache) : withCache
             })
             yield* Deferred.succeed(listed.get(name)!, undefined)
@@ -392,6 +395,7 @@ export class Sources extends Effect.Service<Sources>()("clawtool/Sources", {
       connectionNow: (instance) => state.get().connection(instance),
       catalog: Effect.sync(() => state.get().catalog),
       running: Effect.sync(() => state.get().running),
+      cachedSurface: (instance) => state.get().instances.get(instance)?.cachedSurface,
       health: Effect.map(Clock.currentTimeMillis, (at) => {
         const { instances } = state.get()
         return names.map((name) =>
