@@ -63,6 +63,13 @@ export interface SourcesApi {
   readonly changes: Stream.Stream<void>
 }
 
+/**
+ * How long after the host's initialize an eager source serving its cached catalog waits before spawning its child (a
+ * request routed to it ends the wait): the host's first lists, sent right after initialize, are answered from the
+ * cache before twenty children compete for the CPU (ADR 014).
+ */
+const cachedSpawnDelay = Duration.millis(500)
+
 /** Requests in flight to one instance and when the last began: what idle_timeout measures. */
 interface Activity {
   inFlight: number
@@ -292,11 +299,13 @@ export class Sources extends Effect.Service<Sources>()("clawtool/Sources", {
       Effect.gen(function* () {
         // The key includes what the child is declared (the host's capabilities): known once the host initialized.
         const { key } = yield* launchOf(name, source)
+        let cachedEager = false
         if (key !== undefined) {
           const cached = yield* cache.load(key)
           if (Option.isSome(cached)) {
             // Lazy: known tools, no need to start; the first request routed here spawns it.
             const lazy = source.start === "lazy"
+            cachedEager = !lazy
             yield* state.update(name, (current) => {
               const withCache = Instance.fromCache(current, cached.value.tools, cached.value.lists)
               return lazy ? Instance.idle(withCache) : withCache
@@ -309,6 +318,9 @@ export class Sources extends Effect.Service<Sources>()("clawtool/Sources", {
           }
         }
         yield* host.ready
+        // Its catalog is served already: the child starts after the host's first lists are answered (they would queue
+        // behind twenty spawns otherwise), or at once for a request routed to it.
+        if (cachedEager) yield* Effect.raceFirst(Queue.take(wakes.get(name)!), Effect.sleep(cachedSpawnDelay))
         let policy = Policy.initial
         for (;;) {
           const judged = yield* lifetime(name, source, policy)
@@ -343,11 +355,13 @@ export class Sources extends Effect.Service<Sources>()("clawtool/Sources", {
         if (current === undefined || source === undefined || pastStarting(instance)) return Effect.void
         activity.get(instance)!.lastUsed = Date.now()
         // Checked on every change, not once: an instance may turn idle while this waits (a lazy one loading its cache).
-        const wakeIfIdle = Effect.suspend(() =>
-          state.get().instances.get(instance)?._tag === "Idle"
+        // So is an eager one serving its cached catalog that has not spawned its child yet.
+        const wakeIfIdle = Effect.suspend(() => {
+          const now = state.get().instances.get(instance)
+          return now?._tag === "Idle" || (now?._tag === "Starting" && now.cached && Option.isNone(now.startedAt))
             ? Queue.offer(wakes.get(instance)!, undefined)
             : Effect.void
-        )
+        })
         return state.changes.pipe(
           Stream.tap(() => wakeIfIdle),
           Stream.filter(() => pastStarting(instance)),
