@@ -656,7 +656,11 @@ const main = async () => {
   if (merge && existsSync(outFile)) {
     // The sections this run does not measure, as an earlier run measured them.
     const earlier = JSON.parse(readFileSync(outFile, "utf8"))
-    for (const [key] of sections) if (!only.has(key) && earlier[key] !== undefined) results[key] = earlier[key]
+    for (const [key] of sections) {
+      if (only.has(key) || earlier[key] === undefined) continue
+      results[key] = earlier[key]
+      results[key].measured ??= { date: earlier.date, commit: earlier.commit, loadavg: earlier.loadavgAtStart }
+    }
   }
   for (const [key, title, run] of sections) {
     if (!only.has(key)) continue
