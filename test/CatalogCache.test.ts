@@ -344,4 +344,49 @@ describe("Sources with a persisted catalog (real children)", () => {
       }),
     30_000
   )
+  it.live(
+    "lazy: a source with no child serves its cached resources and prompts; a read and a prompt spawn it once",
+    () =>
+      Effect.gen(function* () {
+        const dir = tempDir()
+        const starts = path.join(tempDir(), "starts")
+        const toml = `[sources.srv]\ncommand = ${stubCommand("--resources", "--record-start", starts)}\nstart = "lazy"\n`
+        const startCount = () => (fs.existsSync(starts) ? fs.readFileSync(starts, "utf8").trim().split("\n").length : 0)
+        const entryText = () => {
+          const name = fs.existsSync(dir) ? fs.readdirSync(dir).find((file) => file.endsWith(".json")) : undefined
+          return name === undefined ? "" : fs.readFileSync(path.join(dir, name), "utf8")
+        }
+        const session = <A, E>(body: Effect.Effect<A, E, Registry | Sources>) =>
+          Effect.scoped(Effect.provide(body, registryLayer(toml, CatalogCache.layerDir(dir))))
+        // No entry yet: it starts once to learn its catalog, and stores every list.
+        yield* session(eventually(() => entryText().includes("stub://info"), 20_000, "the entry with its resources"))
+        assert.include(entryText(), "greet")
+        assert.strictEqual(startCount(), 1)
+        yield* session(
+          Effect.gen(function* () {
+            const registry = yield* Registry
+            yield* (yield* Sources).awaitListed
+            const surface = yield* registry.surface
+            assert.deepStrictEqual(
+              surface.resources.map((r) => [r.name, r.uri]),
+              [["srv__info", "stub://info"]]
+            )
+            assert.deepStrictEqual(
+              surface.prompts.map((p) => p.name),
+              ["srv__greet"]
+            )
+            assert.strictEqual((yield* rowOf("srv")).status, "idle")
+            assert.strictEqual(startCount(), 1)
+            const read = yield* registry.forward.readResource({ uri: "stub://info" })
+            assert.deepStrictEqual(read.contents, [
+              { uri: "stub://info", mimeType: "text/plain", text: "stub server stub" }
+            ])
+            const prompt = yield* registry.forward.getPrompt({ name: "srv__greet", arguments: { name: "Ada" } })
+            assert.deepStrictEqual(prompt.messages, [{ role: "user", content: { type: "text", text: "Hello, Ada!" } }])
+            assert.strictEqual(startCount(), 2)
+          })
+        )
+      }),
+    40_000
+  )
 })
