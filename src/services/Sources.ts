@@ -136,6 +136,9 @@ export class Sources extends Effect.Service<Sources>()("clawtool/Sources", {
       onSome: (bridge) => bridge.port
     })
 
+    // Without a host (health, one-shot commands) no list is answered first: cached sources spawn at once.
+    const hosted = Option.isSome(yield* Effect.serviceOption(HostBridge))
+
     const configured = Object.entries(config.sources)
       .filter(([, source]) => source.enabled)
       .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
@@ -320,7 +323,7 @@ export class Sources extends Effect.Service<Sources>()("clawtool/Sources", {
         yield* host.ready
         // Its catalog is served already: the child starts after the host's first lists are answered (they would queue
         // behind twenty spawns otherwise), or at once for a request routed to it.
-        if (cachedEager) yield* Effect.raceFirst(Queue.take(wakes.get(name)!), Effect.sleep(cachedSpawnDelay))
+        if (cachedEager && hosted) yield* Effect.raceFirst(Queue.take(wakes.get(name)!), Effect.sleep(cachedSpawnDelay))
         let policy = Policy.initial
         for (;;) {
           const judged = yield* lifetime(name, source, policy)
