@@ -51,15 +51,19 @@ export const childEnv = () => {
   return env
 }
 
+/** A fresh, empty catalog cache folder: clawtool under test never reads or writes the user's own cache. */
+export const freshCacheDir = () => mkdtempSync(Path.join(tmp(), "cache-"))
+
 /**
  * An SDK client over stdio to `node <args>`. `started` is taken just before the spawn, so `initMs` is process start →
  * initialize answered. stderr is drained (a full pipe would stall the server) and its tail kept for error messages.
+ * clawtool gets an empty catalog cache unless `env` names one (`CLAWTOOL_CACHE_DIR`): every start is cold by default.
  */
-export const open = async (args, label = args.map((arg) => Path.basename(arg)).join(" ")) => {
+export const open = async (args, label = args.map((arg) => Path.basename(arg)).join(" "), env = {}) => {
   const transport = new StdioClientTransport({
     command: process.execPath,
     args,
-    env: childEnv(),
+    env: { ...childEnv(), CLAWTOOL_CACHE_DIR: freshCacheDir(), ...env },
     cwd: root,
     stderr: "pipe"
   })
@@ -85,12 +89,15 @@ export const open = async (args, label = args.map((arg) => Path.basename(arg)).j
   }
 }
 
-/** argv for `clawtool serve` (entry: the snapshot of dist/main.js) over a fresh config with these sources. */
-export const clawtoolArgs = (entry, sources, nodeFlags = []) => {
+/**
+ * argv for `clawtool serve` (entry: the snapshot of dist/main.js) over a fresh config with these sources; `sourceToml`
+ * (a function of the source's name) is added to its table, e.g. `start = "lazy"`.
+ */
+export const clawtoolArgs = (entry, sources, nodeFlags = [], sourceToml = () => "") => {
   const file = Path.join(tmp(), `config-${Math.random().toString(36).slice(2)}.toml`)
   const tables = Object.entries(sources).map(
     ([name, args]) =>
-      `[sources.${name}]\ncommand = ${JSON.stringify([process.execPath, ...args])}\nstartup_timeout = "60s"\n`
+      `[sources.${name}]\ncommand = ${JSON.stringify([process.execPath, ...args])}\nstartup_timeout = "60s"\n${sourceToml(name)}`
   )
   writeFileSync(file, tables.join("\n"))
   return [...nodeFlags, entry, "serve", "--config", file]

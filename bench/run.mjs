@@ -1,6 +1,8 @@
 #!/usr/bin/env node
 // run.mjs: clawtool's benchmark harness (issue 7). `npm run bench` builds dist/ and runs this; see bench/README.md.
-//   node bench/run.mjs [--quick] [--only overhead,startup,coldstart,catalog,memory,steadiness] [--out FILE]
+//   node bench/run.mjs [--quick] [--only overhead,startup,coldstart,catalog,memory,steadiness,warmstart,lazy]
+//                      [--out FILE] [--merge]
+// --merge keeps the sections of FILE that this run does not measure (each section records when it was measured).
 // Every figure is measured in this one run, on this machine, next to its direct-path baseline; the ratios are what
 // carries over to other machines. Prints a table and writes bench/results.json.
 import { execFileSync } from "node:child_process"
@@ -15,6 +17,7 @@ import {
   cpuMsOf,
   clawtoolArgs,
   echoServer,
+  freshCacheDir,
   listTools,
   log,
   median,
@@ -40,7 +43,10 @@ const value = (name) => {
   return at === -1 ? undefined : argv[at + 1]
 }
 const quick = flag("--quick")
-const only = new Set((value("--only") ?? "overhead,startup,coldstart,catalog,memory,steadiness").split(","))
+const only = new Set(
+  (value("--only") ?? "overhead,startup,coldstart,catalog,memory,steadiness,warmstart,lazy").split(",")
+)
+const merge = flag("--merge")
 const outFile = Path.resolve(value("--out") ?? Path.join(root, "bench", "results.json"))
 const scale = (n) => (quick ? Math.max(1, Math.round(n / 5)) : n)
 
@@ -56,7 +62,9 @@ const plan = {
   coldstart: { runs: quick ? 2 : 5 },
   catalog: { tools: 10_000, lists: quick ? 3 : 10, builds: quick ? 2 : 5 },
   memory: { sources: 20, idleMs: 1500 },
-  steadiness: { early: 5_000, late: quick ? 20_000 : 100_000, concurrency: 32 }
+  steadiness: { early: 5_000, late: quick ? 20_000 : 100_000, concurrency: 32 },
+  warmstart: { runs: quick ? 2 : 5, sources: 20, initDelayMs: 1000 },
+  lazy: { sources: 20, idleMs: 1500 }
 }
 
 const targets = {
@@ -66,7 +74,9 @@ const targets = {
   coldStartRatio: 1.3,
   catalogServerMs: 25,
   peakRssMb: 90,
-  heapGrowthMb: 1
+  heapGrowthMb: 1,
+  warmStartRatio: 1.3,
+  lazyPeakRssMb: 70
 }
 
 // ---------------------------------------------------------------------------------------------------------------------
@@ -410,9 +420,9 @@ const catalog = async () => {
 // ---------------------------------------------------------------------------------------------------------------------
 // 5. Memory: clawtool with 20 idle children
 
-/** Child processes of `pid` that are not sources (e.g. a reaper helper): their RSS is clawtool's too. */
-const helpersOf = (pid) => {
-  const helpers = []
+/** Child processes of `pid`, each marked a source (a bench fixture) or not. */
+const childrenOf = (pid) => {
+  const children = []
   for (const entry of readdirSync("/proc")) {
     if (!/^\d+$/.test(entry)) continue
     try {
@@ -420,14 +430,21 @@ const helpersOf = (pid) => {
       const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1])
       if (ppid !== pid) continue
       const cmdline = readFileSync(`/proc/${entry}/cmdline`, "utf8").replaceAll("\0", " ")
-      if (cmdline.includes(Path.join("bench", "fixtures"))) continue
-      helpers.push({ pid: Number(entry), command: cmdline.slice(0, 60), ...memoryOf(Number(entry)) })
+      children.push({
+        pid: Number(entry),
+        source: cmdline.includes(Path.join("bench", "fixtures")),
+        command: cmdline.slice(0, 60),
+        ...memoryOf(Number(entry))
+      })
     } catch {
       // The process ended while being read.
     }
   }
-  return helpers
+  return children
 }
+
+/** Child processes of `pid` that are not sources (e.g. a reaper helper): their RSS is clawtool's too. */
+const helpersOf = (pid) => childrenOf(pid).filter((child) => !child.source)
 
 const memory = async (variants) => {
   const sources = Object.fromEntries(
@@ -501,6 +518,111 @@ const steadiness = async () => {
 }
 
 // ---------------------------------------------------------------------------------------------------------------------
+// 7. Warm start: the 20 slow sources of section 2, with the catalog a previous run persisted
+
+/** One `env` per source: twenty distinct child specs, so twenty cache entries as with twenty different servers. */
+const ownEnv = (name) => `env = { BENCH_SOURCE = "${name}" }\n`
+
+const cacheEntries = (dir) => readdirSync(dir).filter((name) => /^catalog-.*\.json$/.test(name)).length
+
+/** Lists until every source's `echo` is listed and each has its cache entry, then closes (the run that fills a cache). */
+const fillCache = async (args, env, count, label) => {
+  const session = await open(args, label, env)
+  try {
+    for (let waited = 0; ; waited += 200) {
+      const { tools } = await listTools(session.client)
+      const listed = tools.filter((tool) => tool.name.endsWith("__echo")).length
+      if (listed === count && cacheEntries(env.CLAWTOOL_CACHE_DIR) === count) return
+      if (waited > 120_000) throw new Error(`${label}: ${listed} of ${count} sources listed\n${session.stderr()}`)
+      await sleep(200)
+    }
+  } finally {
+    await session.close()
+  }
+}
+
+const warmstart = async (entry) => {
+  const p = plan.warmstart
+  const env = { CLAWTOOL_CACHE_DIR: freshCacheDir() }
+  const sources = slowSources()
+  await fillCache(clawtoolArgs(entry, sources, [], ownEnv), env, p.sources, "warm start (filling the cache)")
+  const warm = []
+  const bare = []
+  for (let r = 0; r < p.runs; r++) {
+    // Round robin, so both see the same machine load.
+    const sdk = await open([echoServer], "bare SDK server")
+    try {
+      await listTools(sdk.client)
+      bare.push(performance.now() - sdk.started)
+    } finally {
+      await sdk.close()
+    }
+    const proxied = await open(clawtoolArgs(entry, sources, [], ownEnv), "clawtool warm start", env)
+    try {
+      const { tools } = await listTools(proxied.client)
+      const fullMs = performance.now() - proxied.started
+      const echoes = tools.filter((tool) => tool.name.endsWith("__echo")).length
+      if (echoes !== p.sources) throw new Error(`warm start: tools/list had ${echoes} of ${p.sources} sources`)
+      warm.push({ fullMs, initMs: proxied.initMs })
+    } finally {
+      await proxied.close()
+    }
+  }
+  const bareMs = median(bare)
+  const out = {
+    plan: p,
+    fullMs: Math.round(median(warm.map((run) => run.fullMs))),
+    initMs: Math.round(median(warm.map((run) => run.initMs))),
+    runsMs: warm.map((run) => Math.round(run.fullMs)),
+    bareSdkMs: Math.round(bareMs),
+    bareSdkRunsMs: bare.map(Math.round),
+    ratioToBareSdk: round(median(warm.map((run) => run.fullMs)) / bareMs)
+  }
+  log(`  clawtool warm ${out.fullMs} ms; bare SDK server ${out.bareSdkMs} ms (x${out.ratioToBareSdk})`)
+  return out
+}
+
+// ---------------------------------------------------------------------------------------------------------------------
+// 8. Lazy: 20 lazy sources with a cached catalog, none used
+
+const lazy = async (entry) => {
+  const p = plan.lazy
+  const env = { CLAWTOOL_CACHE_DIR: freshCacheDir() }
+  const sources = Object.fromEntries(
+    Array.from({ length: p.sources }, (_, i) => [`lazy-${String(i + 1).padStart(2, "0")}`, [rawServer]])
+  )
+  const toml = (name) => `start = "lazy"\n${ownEnv(name)}`
+  // Without a cache entry a lazy source starts once, like an eager one, to learn its catalog.
+  await fillCache(clawtoolArgs(entry, sources, [], toml), env, p.sources, "lazy (filling the cache)")
+  const proxied = await open(clawtoolArgs(entry, sources, [], toml), "clawtool lazy", env)
+  try {
+    const { tools } = await listTools(proxied.client)
+    const echoes = tools.filter((tool) => tool.name.endsWith("__echo")).length
+    if (echoes !== p.sources) throw new Error(`lazy: tools/list had ${echoes} of ${p.sources} sources`)
+    await sleep(p.idleMs)
+    const children = childrenOf(proxied.pid)
+    const sourceChildren = children.filter((child) => child.source).length
+    if (sourceChildren > 0) throw new Error(`lazy: ${sourceChildren} source process(es) spawned, none expected`)
+    const helpers = children.filter((child) => !child.source)
+    const out = {
+      plan: p,
+      toolsListed: tools.length,
+      sourceChildren,
+      ...memoryOf(proxied.pid),
+      helperProcesses: helpers.length,
+      helpersRssMb: round(
+        helpers.reduce((sum, helper) => sum + (helper.rssMb ?? 0), 0),
+        1
+      )
+    }
+    log(`  clawtool: peak ${out.peakRssMb} MB, now ${out.rssMb} MB; ${sourceChildren} source processes`)
+    return out
+  } finally {
+    await proxied.close()
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------------------
 // Main
 
 const main = async () => {
@@ -527,14 +649,26 @@ const main = async () => {
     ["coldstart", "3. cold start", () => coldstart(variants)],
     ["catalog", "4. catalog of 10,000 tools", () => catalog()],
     ["memory", "5. memory, 20 idle children", () => memory(variants)],
-    ["steadiness", "6. memory steadiness, 100,000 calls", () => steadiness()]
+    ["steadiness", "6. memory steadiness, 100,000 calls", () => steadiness()],
+    ["warmstart", "7. warm start, 20 sources x 1 s initialize, persisted catalog", () => warmstart(variants.dist)],
+    ["lazy", "8. 20 lazy sources with a persisted catalog, idle", () => lazy(variants.dist)]
   ]
+  if (merge && existsSync(outFile)) {
+    // The sections this run does not measure, as an earlier run measured them.
+    const earlier = JSON.parse(readFileSync(outFile, "utf8"))
+    for (const [key] of sections) {
+      if (only.has(key) || earlier[key] === undefined) continue
+      results[key] = earlier[key]
+      results[key].measured ??= { date: earlier.date, commit: earlier.commit, loadavg: earlier.loadavgAtStart }
+    }
+  }
   for (const [key, title, run] of sections) {
     if (!only.has(key)) continue
     log(`${title}…`)
     const sectionStarted = performance.now()
     results[key] = await run()
     results[key].sectionSeconds = round((performance.now() - sectionStarted) / 1000, 1)
+    results[key].measured = { date: new Date().toISOString(), commit: results.commit, loadavg: loadavg() }
   }
 
   results.targets = judge(results)
@@ -577,6 +711,19 @@ const judge = (results) => {
   if (results.steadiness) {
     const s = results.steadiness
     add(`live heap growth, ${s.plan.early} -> ${s.plan.late} calls (MB)`, s.growthMb, "≤", targets.heapGrowthMb, " MB")
+  }
+  if (results.warmstart) {
+    add(
+      "warm start ratio, 20 x 1 s sources (clawtool/bare SDK)",
+      results.warmstart.ratioToBareSdk,
+      "≤",
+      targets.warmStartRatio,
+      ""
+    )
+  }
+  if (results.lazy) {
+    add("peak RSS, 20 lazy idle sources (MB)", results.lazy.peakRssMb, "≤", targets.lazyPeakRssMb, " MB")
+    add("source processes, 20 lazy idle sources", results.lazy.sourceChildren, "≤", 0, "")
   }
   return rows
 }
@@ -724,6 +871,23 @@ const print = (results) => {
         [`after ${s.plan.late} calls`, s.late.heapUsedMb, s.late.rssMb],
         ["growth / peak RSS over the run", s.growthMb, s.peakRssMb]
       ]
+    )
+  }
+  if (results.warmstart) {
+    const w = results.warmstart
+    table(
+      ["warm start (20 x 1 s, persisted catalog)", "spawn -> full tools/list ms", "initialize ms", "runs ms", "ratio"],
+      [
+        [`clawtool dist`, w.fullMs, w.initMs, w.runsMs.join(" "), w.ratioToBareSdk],
+        ["bare SDK server, cold (spawn -> tools/list)", w.bareSdkMs, "", w.bareSdkRunsMs.join(" "), 1]
+      ]
+    )
+  }
+  if (results.lazy) {
+    const l = results.lazy
+    table(
+      ["20 lazy idle sources (cached)", "peak RSS MB", "RSS MB", "source processes", "helper processes (RSS MB)"],
+      [["clawtool dist", l.peakRssMb, l.rssMb, l.sourceChildren, `${l.helperProcesses} (${l.helpersRssMb})`]]
     )
   }
   table(

@@ -1,19 +1,41 @@
 import { assert, describe, it } from "@effect/vitest"
 import { assertNone, assertSome } from "@effect/vitest/utils"
-import { Effect, Layer } from "effect"
+import { Duration, Effect, Layer, Option } from "effect"
+import { SourceError } from "../src/domain/Errors.js"
 import * as fs from "node:fs"
 import * as path from "node:path"
-import { CatalogCache, keyOf } from "../src/services/CatalogCache.js"
+import { type CachedCatalog, type CachedLists, CatalogCache, keyOf } from "../src/services/CatalogCache.js"
 import { Config } from "../src/services/Config.js"
 import { Registry } from "../src/services/Registry.js"
 import { Secrets } from "../src/services/Secrets.js"
 import { SourceClient } from "../src/services/SourceClient.js"
 import { Sources } from "../src/services/Sources.js"
+import * as Instance from "../src/services/Sources/Instance.js"
+import { Decision } from "../src/services/Sources/Policy.js"
+import type { Connection } from "../src/services/SourceClient.js"
 import { registryLayer } from "./lib/registry.js"
 import { configFrom, eventually, isAlive, rowOf, stubCommand, tempDir, waitFor } from "./lib/sources.js"
 
 const spec = { command: ["node", "server.js"], cwd: undefined, env: { TOKEN: "s3cret-value", HOME: "/home/u" } }
 const tool = { name: "echo", inputSchema: { type: "object" } }
+const lists: CachedLists = {
+  capabilities: { tools: {}, resources: { subscribe: true }, prompts: {} },
+  resources: [{ uri: "stub://info", name: "info", mimeType: "text/plain" }],
+  resourceTemplates: [{ uriTemplate: "stub://items/{id}", name: "item" }],
+  prompts: [{ name: "greet", arguments: [{ name: "who" }] }]
+}
+const catalog: CachedCatalog = { tools: [tool], lists: Option.some(lists) }
+
+/** A loaded entry: its tools and, when the entry has them, its other lists. */
+const assertCatalog = (loaded: Option.Option<CachedCatalog>, expected: CachedCatalog) => {
+  assert.isTrue(Option.isSome(loaded), "an entry")
+  const value = Option.getOrThrow(loaded)
+  assert.deepStrictEqual(value.tools, expected.tools)
+  Option.match(expected.lists, {
+    onNone: () => assertNone(value.lists),
+    onSome: (lists) => assertSome(value.lists, lists)
+  })
+}
 
 /** Sources over real children with the file cache in `dir`. */
 const sourcesWithCache = (toml: string, dir: string) => {
@@ -66,13 +88,13 @@ describe("CatalogCache", () => {
       const cache = yield* Effect.provide(CatalogCache, CatalogCache.layerDir(dir))
       const key = keyOf(spec)
       assertNone(yield* cache.load(key))
-      yield* cache.store(key, [tool])
+      yield* cache.store(key, catalog)
       assert.strictEqual(fs.statSync(dir).mode & 0o777, 0o700)
       const files = fs.readdirSync(dir)
       assert.strictEqual(files.length, 1)
       assert.strictEqual(fs.statSync(path.join(dir, files[0]!)).mode & 0o777, 0o600)
       assert.notInclude(fs.readFileSync(path.join(dir, files[0]!), "utf8"), "s3cret")
-      assertSome(yield* cache.load(key), [tool] as ReadonlyArray<typeof tool>)
+      assertCatalog(yield* cache.load(key), catalog)
       fs.writeFileSync(path.join(dir, "unrelated.txt"), "not ours")
       assert.strictEqual(yield* cache.clear, 1)
       assertNone(yield* cache.load(key))
@@ -85,20 +107,89 @@ describe("CatalogCache", () => {
       const dir = tempDir()
       const cache = yield* Effect.provide(CatalogCache, CatalogCache.layerDir(dir))
       const key = keyOf(spec)
-      yield* cache.store(key, [tool])
+      yield* cache.store(key, catalog)
       const file = path.join(dir, fs.readdirSync(dir)[0]!)
+      const whole = fs.readFileSync(file, "utf8")
       for (const text of [
         "{not json",
-        fs.readFileSync(file, "utf8").slice(0, 20),
-        JSON.stringify({ format: "other/1", key, tools: [] })
+        whole.slice(0, 20),
+        whole.slice(0, -1),
+        JSON.stringify({ format: "other/1", key, tools: [] }),
+        // Format 2 with a list that is not one.
+        JSON.stringify({ ...JSON.parse(whole), prompts: [{ title: "no name" }] }),
+        JSON.stringify({ ...JSON.parse(whole), resources: "stub://info" })
       ]) {
         fs.writeFileSync(file, text)
         assertNone(yield* cache.load(key))
       }
-      yield* cache.store(key, [tool])
-      assertSome(yield* cache.load(key), [tool] as ReadonlyArray<typeof tool>)
+      yield* cache.store(key, catalog)
+      assertCatalog(yield* cache.load(key), catalog)
     })
   )
+
+  it.effect("an entry of format 1 (tools only) is read as its tools; the next store writes every list", () =>
+    Effect.gen(function* () {
+      const dir = tempDir()
+      const cache = yield* Effect.provide(CatalogCache, CatalogCache.layerDir(dir))
+      const key = keyOf(spec)
+      const file = path.join(dir, `catalog-${key}.json`)
+      fs.writeFileSync(file, JSON.stringify({ format: "clawtool-catalog/1", key, tools: [tool] }))
+      const old = yield* cache.load(key)
+      assertCatalog(old, { tools: [tool], lists: Option.none() })
+      yield* cache.store(key, catalog)
+      assertCatalog(yield* cache.load(key), catalog)
+      assert.include(fs.readFileSync(file, "utf8"), "stub://items/{id}")
+    })
+  )
+
+  it.effect("storing what the entry holds writes nothing (a warm start that lists the same catalog)", () =>
+    Effect.gen(function* () {
+      const dir = tempDir()
+      const cache = yield* Effect.provide(CatalogCache, CatalogCache.layerDir(dir))
+      const key = keyOf(spec)
+      yield* cache.store(key, catalog)
+      const file = path.join(dir, `catalog-${key}.json`)
+      const before = fs.statSync(file).ino
+      yield* cache.store(key, { tools: [tool], lists: Option.some({ ...lists }) })
+      assert.strictEqual(fs.statSync(file).ino, before)
+      // A different list is written (a new file renamed over the old one).
+      yield* cache.store(key, { tools: [tool], lists: Option.some({ ...lists, prompts: [] }) })
+      assert.notStrictEqual(fs.statSync(file).ino, before)
+    })
+  )
+})
+
+describe("Instance with cached resources, templates and prompts", () => {
+  const at = (ms: number) => new Date(Date.UTC(2026, 0, 1) + ms)
+  const exited = new SourceError({ instance: "srv", reason: "Exited", detail: "exited with code 1" })
+  const fromCache = () => Instance.fromCache(Instance.make("srv"), [tool], Option.some(lists))
+
+  it("fromCache serves the cached lists with the tools and the capabilities they were listed under", () => {
+    const cached = fromCache().cachedSurface!
+    assert.strictEqual(cached.capabilities, lists.capabilities)
+    assert.strictEqual(cached.surface.resources, lists.resources)
+    assert.strictEqual(cached.surface.resourceTemplates, lists.resourceTemplates)
+    assert.strictEqual(cached.surface.prompts, lists.prompts)
+    // An entry of format 1 has tools only.
+    assert.isUndefined(Instance.fromCache(Instance.make("srv"), [tool]).cachedSurface)
+  })
+
+  it("kept, the same object, while starting, idle or restarting; gone once a child runs or it stops for good", () => {
+    const cached = fromCache()
+    const spawned = Instance.spawning(cached, at(0))
+    assert.strictEqual(spawned.cachedSurface, cached.cachedSurface)
+    assert.strictEqual(Instance.idle(cached).cachedSurface, cached.cachedSurface)
+    const restarting = Instance.failed(spawned, exited, Decision.Restart({ delay: Duration.millis(100) }), at(10))
+    assert.strictEqual(restarting.cachedSurface, cached.cachedSurface)
+    assert.strictEqual(Instance.restarting(restarting).cachedSurface, cached.cachedSurface)
+    const child = { instance: "srv", pid: 7, tools: [tool] } as unknown as Connection
+    assert.isUndefined(Instance.running(spawned, child, at(20)).cachedSurface)
+    for (const decision of [Decision.Stop(), Decision.CrashLoop({ delay: Duration.seconds(1) })]) {
+      const down = Instance.failed(spawned, exited, decision, at(10))
+      assert.isUndefined(down.cachedSurface)
+      assert.deepStrictEqual(down.tools, [])
+    }
+  })
 })
 
 describe("Sources with a persisted catalog (real children)", () => {
@@ -252,5 +343,50 @@ describe("Sources with a persisted catalog (real children)", () => {
         assert.notStrictEqual(changed.live, changed.cached)
       }),
     30_000
+  )
+  it.live(
+    "lazy: a source with no child serves its cached resources and prompts; a read and a prompt spawn it once",
+    () =>
+      Effect.gen(function* () {
+        const dir = tempDir()
+        const starts = path.join(tempDir(), "starts")
+        const toml = `[sources.srv]\ncommand = ${stubCommand("--resources", "--record-start", starts)}\nstart = "lazy"\n`
+        const startCount = () => (fs.existsSync(starts) ? fs.readFileSync(starts, "utf8").trim().split("\n").length : 0)
+        const entryText = () => {
+          const name = fs.existsSync(dir) ? fs.readdirSync(dir).find((file) => file.endsWith(".json")) : undefined
+          return name === undefined ? "" : fs.readFileSync(path.join(dir, name), "utf8")
+        }
+        const session = <A, E>(body: Effect.Effect<A, E, Registry | Sources>) =>
+          Effect.scoped(Effect.provide(body, registryLayer(toml, CatalogCache.layerDir(dir))))
+        // No entry yet: it starts once to learn its catalog, and stores every list.
+        yield* session(eventually(() => entryText().includes("stub://info"), 20_000, "the entry with its resources"))
+        assert.include(entryText(), "greet")
+        assert.strictEqual(startCount(), 1)
+        yield* session(
+          Effect.gen(function* () {
+            const registry = yield* Registry
+            yield* (yield* Sources).awaitListed
+            const surface = yield* registry.surface
+            assert.deepStrictEqual(
+              surface.resources.map((r) => [r.name, r.uri]),
+              [["srv__info", "stub://info"]]
+            )
+            assert.deepStrictEqual(
+              surface.prompts.map((p) => p.name),
+              ["srv__greet"]
+            )
+            assert.strictEqual((yield* rowOf("srv")).status, "idle")
+            assert.strictEqual(startCount(), 1)
+            const read = yield* registry.forward.readResource({ uri: "stub://info" })
+            assert.deepStrictEqual(read.contents, [
+              { uri: "stub://info", mimeType: "text/plain", text: "stub server stub" }
+            ])
+            const prompt = yield* registry.forward.getPrompt({ name: "srv__greet", arguments: { name: "Ada" } })
+            assert.deepStrictEqual(prompt.messages, [{ role: "user", content: { type: "text", text: "Hello, Ada!" } }])
+            assert.strictEqual(startCount(), 2)
+          })
+        )
+      }),
+    40_000
   )
 })

@@ -3,13 +3,15 @@ import { createHash } from "node:crypto"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import type { Tool } from "../domain/Mcp.js"
+import type { JsonObject, Tool } from "../domain/Mcp.js"
+import { isJsonObject, type Prompt, type Resource, type ResourceTemplate } from "../domain/Surface.js"
 import * as Version from "../version.js"
 
 /**
- * The persisted catalog (issue 10): each source's last tools listing, so the next start serves it before the child
- * answers. One file per source spec, named by a hash of everything that determines the child; a changed spec gets a
- * new key and never reuses an old entry. The files hold tool definitions only: env values enter the key as a hash.
+ * The persisted catalog (issue 10): each source's last listings (tools, resources, resource templates, prompts), so
+ * the next start serves them before the child answers. One file per source spec, named by a hash of everything that
+ * determines the child; a changed spec gets a new key and never reuses an old entry. The files hold what the child
+ * listed and its server capabilities only: env values enter the key as a hash.
  */
 
 /** What determines a child: its command line, working directory and final environment, and clawtool's version. */
@@ -53,27 +55,62 @@ export const keyOf = (spec: ChildSpec): string => {
   )
 }
 
-/** The file's own marker: anything else in the folder is foreign and ignored. */
-const format = "clawtool-catalog/1"
+/** What a source listed beyond tools, and the server capabilities the routing of its URIs and prompts reads. */
+export interface CachedLists {
+  readonly capabilities: JsonObject
+  readonly resources: ReadonlyArray<Resource>
+  readonly resourceTemplates: ReadonlyArray<ResourceTemplate>
+  readonly prompts: ReadonlyArray<Prompt>
+}
 
-interface Entry {
-  readonly format: typeof format
-  readonly key: string
+/** One source's persisted catalog. */
+export interface CachedCatalog {
   readonly tools: ReadonlyArray<Tool>
+  /** None in an entry written before the other lists were cached (format 1: tools only). */
+  readonly lists: Option.Option<CachedLists>
 }
 
-const isEntry = (value: unknown, key: string): value is Entry => {
-  if (typeof value !== "object" || value === null) return false
-  const entry = value as Record<string, unknown>
-  return (
-    entry.format === format &&
-    entry.key === key &&
-    Array.isArray(entry.tools) &&
-    entry.tools.every(
-      (tool) => typeof tool === "object" && tool !== null && typeof (tool as { name?: unknown }).name === "string"
-    )
-  )
+/** The file's own marker: anything else in the folder is foreign and ignored. Format 1 (tools only) is still read. */
+const format = "clawtool-catalog/2"
+const toolsOnly = "clawtool-catalog/1"
+
+const arrayOf = (value: unknown, ...strings: ReadonlyArray<string>): boolean =>
+  Array.isArray(value) &&
+  value.every((item) => isJsonObject(item) && strings.every((field) => typeof item[field] === "string"))
+
+/** The entry of `key` in a parsed file; none when the file is not one (foreign, truncated, another key). */
+const entryOf = (value: unknown, key: string): Option.Option<CachedCatalog> => {
+  if (!isJsonObject(value) || value.key !== key || !arrayOf(value.tools, "name")) return Option.none()
+  const tools = value.tools as ReadonlyArray<Tool>
+  if (value.format === toolsOnly) return Option.some({ tools, lists: Option.none() })
+  if (
+    value.format !== format ||
+    !isJsonObject(value.capabilities) ||
+    !arrayOf(value.resources, "uri", "name") ||
+    !arrayOf(value.resourceTemplates, "uriTemplate", "name") ||
+    !arrayOf(value.prompts, "name")
+  ) {
+    return Option.none()
+  }
+  return Option.some({
+    tools,
+    lists: Option.some({
+      capabilities: value.capabilities,
+      resources: value.resources as ReadonlyArray<Resource>,
+      resourceTemplates: value.resourceTemplates as ReadonlyArray<ResourceTemplate>,
+      prompts: value.prompts as ReadonlyArray<Prompt>
+    })
+  })
 }
+
+/** The file's text for an entry (read back as the same catalog). */
+const textOf = (key: string, catalog: CachedCatalog): string =>
+  JSON.stringify(
+    Option.match(catalog.lists, {
+      onNone: () => ({ format: toolsOnly, key, tools: catalog.tools }),
+      onSome: (lists) => ({ format, key, tools: catalog.tools, ...lists })
+    })
+  )
 
 /** `CLAWTOOL_CACHE_DIR`, else `$XDG_CACHE_HOME/clawtool`, else `~/.cache/clawtool`. */
 export const cacheDir = (env: NodeJS.ProcessEnv = process.env): string =>
@@ -86,14 +123,22 @@ export const cacheDir = (env: NodeJS.ProcessEnv = process.env): string =>
         "clawtool"
       )
 
+const readText = (file: string): string | undefined => {
+  try {
+    return fs.readFileSync(file, "utf8")
+  } catch {
+    return undefined
+  }
+}
+
 const fileName = (key: string) => `catalog-${key}.json`
 const isOurs = (name: string) => /^catalog-[0-9a-f]{64}\.json(\.\d+\.tmp)?$/.test(name)
 
 export interface CatalogCacheApi {
-  /** The cached tools of a key; none when there is no entry, or it is unreadable (one warning, never a failure). */
-  readonly load: (key: string) => Effect.Effect<Option.Option<ReadonlyArray<Tool>>>
-  /** Stores a listing (atomically); a write that fails is one warning, never a failure. */
-  readonly store: (key: string, tools: ReadonlyArray<Tool>) => Effect.Effect<void>
+  /** The cached catalog of a key; none when there is no entry, or it is unreadable (one warning, never a failure). */
+  readonly load: (key: string) => Effect.Effect<Option.Option<CachedCatalog>>
+  /** Stores a catalog (atomically) unless the entry holds it already; a write that fails is one warning, never a failure. */
+  readonly store: (key: string, catalog: CachedCatalog) => Effect.Effect<void>
   /** Removes every entry; returns how many. */
   readonly clear: Effect.Effect<number>
 }
@@ -107,33 +152,32 @@ const fileCache = (dir: string): CatalogCacheApi => {
     load: (key) =>
       Effect.suspend(() => {
         const file = path.join(dir, fileName(key))
-        let text: string
-        try {
-          text = fs.readFileSync(file, "utf8")
-        } catch {
-          return Effect.succeed(Option.none())
-        }
+        const text = readText(file)
+        if (text === undefined) return Effect.succeed(Option.none())
         let parsed: unknown
         try {
           parsed = JSON.parse(text)
         } catch {
           parsed = undefined
         }
-        return isEntry(parsed, key)
-          ? Effect.succeed(Option.some(parsed.tools))
+        const entry = entryOf(parsed, key)
+        return Option.isSome(entry)
+          ? Effect.succeed(entry)
           : Effect.as(
               Effect.logWarning(`catalog cache: ignoring unreadable ${file}; it is rewritten on the next listing`),
               Option.none()
             )
       }),
-    store: (key, tools) =>
+    store: (key, catalog) =>
       Effect.suspend(() => {
+        const text = textOf(key, catalog)
         const file = path.join(dir, fileName(key))
+        // A start that lists what was cached writes nothing.
+        if (readText(file) === text) return Effect.void
         const temp = `${file}.${process.pid}.tmp`
         try {
           ensureDir()
-          const entry: Entry = { format, key, tools }
-          fs.writeFileSync(temp, JSON.stringify(entry), { mode: 0o600 })
+          fs.writeFileSync(temp, text, { mode: 0o600 })
           fs.renameSync(temp, file)
           return Effect.void
         } catch (cause) {
@@ -162,9 +206,9 @@ const fileCache = (dir: string): CatalogCacheApi => {
 }
 
 /** An in-memory cache: tests never touch the user's cache folder. */
-export const memoryCache = (entries: Map<string, ReadonlyArray<Tool>> = new Map()): CatalogCacheApi => ({
+export const memoryCache = (entries: Map<string, CachedCatalog> = new Map()): CatalogCacheApi => ({
   load: (key) => Effect.sync(() => Option.fromNullable(entries.get(key))),
-  store: (key, tools) => Effect.sync(() => void entries.set(key, tools)),
+  store: (key, catalog) => Effect.sync(() => void entries.set(key, catalog)),
   clear: Effect.sync(() => {
     const count = entries.size
     entries.clear()
@@ -176,7 +220,7 @@ export class CatalogCache extends Effect.Service<CatalogCache>()("clawtool/Catal
   sync: (): CatalogCacheApi => fileCache(cacheDir())
 }) {
   /** A cache in memory, empty unless given entries. */
-  static Test = (entries?: Map<string, ReadonlyArray<Tool>>) =>
+  static Test = (entries?: Map<string, CachedCatalog>) =>
     Layer.succeed(CatalogCache, CatalogCache.make(memoryCache(entries)))
   /** The file cache in a given folder. */
   static layerDir = (dir: string) => Layer.succeed(CatalogCache, CatalogCache.make(fileCache(dir)))

@@ -106,6 +106,9 @@ export class Registry extends Effect.Service<Registry>()("clawtool/Registry", {
         if (child !== undefined) {
           return Effect.map(child.surface, (live) => [{ instance, capabilities: child.capabilities, surface: live }])
         }
+        // A source serving its persisted catalog lists its cached resources, templates and prompts too.
+        const cached = sources.cachedSurface?.(instance)
+        if (cached !== undefined) return Effect.succeed([{ instance, ...cached }])
         const kept = builtSurface?.inputs.find((input) => input.instance === instance)
         return Effect.succeed(kept === undefined ? [] : [kept])
       }).pipe(Effect.map((lists) => lists.flat()))

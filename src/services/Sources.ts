@@ -39,6 +39,11 @@ export interface SourcesApi {
   readonly catalog: Effect.Effect<ReadonlyArray<InstanceCatalog>>
   /** The running children, in instance order. */
   readonly running: Effect.Effect<ReadonlyArray<Connection>>
+  /**
+   * The persisted resources, templates and prompts of an instance serving its cached catalog, as of now (optional: a
+   * Sources without it caches no lists).
+   */
+  readonly cachedSurface?: (instance: string) => Instance.CachedSurface | undefined
   /** One Health row per instance, in instance order. */
   readonly health: Effect.Effect<ReadonlyArray<HealthRow>>
   /** A tools/call to one instance's tool (its own name), through its running child. */
@@ -57,6 +62,13 @@ export interface SourcesApi {
   /** Emits at once, then whenever any instance's state changes (status, catalog, restarts, next retry time). */
   readonly changes: Stream.Stream<void>
 }
+
+/**
+ * How long after the host's initialize an eager source serving its cached catalog waits before spawning its child (a
+ * request routed to it ends the wait): the host's first lists, sent right after initialize, are answered from the
+ * cache before twenty children compete for the CPU (ADR 014).
+ */
+const cachedSpawnDelay = Duration.millis(500)
 
 /** Requests in flight to one instance and when the last began: what idle_timeout measures. */
 interface Activity {
@@ -124,6 +136,9 @@ export class Sources extends Effect.Service<Sources>()("clawtool/Sources", {
       onSome: (bridge) => bridge.port
     })
 
+    // Without a host (health, one-shot commands) no list is answered first: cached sources spawn at once.
+    const hosted = Option.isSome(yield* Effect.serviceOption(HostBridge))
+
     const configured = Object.entries(config.sources)
       .filter(([, source]) => source.enabled)
       .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
@@ -158,14 +173,13 @@ export class Sources extends Effect.Service<Sources>()("clawtool/Sources", {
         return { resolved, env, key }
       })
 
-    /** The tools last written to (or read from) the cache, per instance: a listing equal to them writes nothing. */
-    const stored = new Map<string, ReadonlyArray<unknown>>()
-    const persist = (name: string, key: string | undefined) =>
-      Effect.suspend(() => {
-        const current = state.get().instances.get(name)
-        if (key === undefined || current?._tag !== "Running" || stored.get(name) === current.tools) return Effect.void
-        stored.set(name, current.tools)
-        return cache.store(key, current.tools)
+    /** Stores what the current child listed (tools, resources, templates, prompts); a failed listing is not stored. */
+    const persist = (name: string, key: string | undefined, connection: Connection) =>
+      Effect.gen(function* () {
+        if (key === undefined || Instance.connectionOf(state.get().instances.get(name)) !== connection) return
+        const { error, tools, ...lists } = yield* connection.surface
+        if (error !== undefined) return
+        yield* cache.store(key, { tools, lists: Option.some({ capabilities: connection.capabilities, ...lists }) })
       })
 
     /** Resolves when a lazy source's child has had no request in flight for idle_timeout. */
@@ -225,13 +239,13 @@ export class Sources extends Effect.Service<Sources>()("clawtool/Sources", {
         const runningSince = yield* now
         yield* state.update(name, (current) => Instance.running(current, connection, runningSince))
         yield* settle(name)
-        yield* persist(name, key)
+        yield* persist(name, key, connection)
         yield* Effect.logDebug(`source ${name}: running, ${connection.tools.length} tools, pid ${connection.pid}`)
         yield* connection.surfaceChanges.pipe(
           Stream.runForEach((surface) =>
             Effect.zipRight(
               state.update(name, (current) => Instance.surfaceChanged(current, connection, surface)),
-              persist(name, key)
+              persist(name, key, connection)
             )
           ),
           Effect.forkScoped
@@ -288,14 +302,15 @@ export class Sources extends Effect.Service<Sources>()("clawtool/Sources", {
       Effect.gen(function* () {
         // The key includes what the child is declared (the host's capabilities): known once the host initialized.
         const { key } = yield* launchOf(name, source)
+        let cachedEager = false
         if (key !== undefined) {
           const cached = yield* cache.load(key)
           if (Option.isSome(cached)) {
-            stored.set(name, cached.value)
             // Lazy: known tools, no need to start; the first request routed here spawns it.
             const lazy = source.start === "lazy"
+            cachedEager = !lazy
             yield* state.update(name, (current) => {
-              const withCache = Instance.fromCache(current, cached.value)
+              const withCache = Instance.fromCache(current, cached.value.tools, cached.value.lists)
               return lazy ? Instance.idle(withCache) : withCache
             })
             yield* Deferred.succeed(listed.get(name)!, undefined)
@@ -306,6 +321,9 @@ export class Sources extends Effect.Service<Sources>()("clawtool/Sources", {
           }
         }
         yield* host.ready
+        // Its catalog is served already: the child starts after the host's first lists are answered (they would queue
+        // behind twenty spawns otherwise), or at once for a request routed to it.
+        if (cachedEager && hosted) yield* Effect.raceFirst(Queue.take(wakes.get(name)!), Effect.sleep(cachedSpawnDelay))
         let policy = Policy.initial
         for (;;) {
           const judged = yield* lifetime(name, source, policy)
@@ -340,11 +358,13 @@ export class Sources extends Effect.Service<Sources>()("clawtool/Sources", {
         if (current === undefined || source === undefined || pastStarting(instance)) return Effect.void
         activity.get(instance)!.lastUsed = Date.now()
         // Checked on every change, not once: an instance may turn idle while this waits (a lazy one loading its cache).
-        const wakeIfIdle = Effect.suspend(() =>
-          state.get().instances.get(instance)?._tag === "Idle"
+        // So is an eager one serving its cached catalog that has not spawned its child yet.
+        const wakeIfIdle = Effect.suspend(() => {
+          const now = state.get().instances.get(instance)
+          return now?._tag === "Idle" || (now?._tag === "Starting" && now.cached && Option.isNone(now.startedAt))
             ? Queue.offer(wakes.get(instance)!, undefined)
             : Effect.void
-        )
+        })
         return state.changes.pipe(
           Stream.tap(() => wakeIfIdle),
           Stream.filter(() => pastStarting(instance)),
@@ -392,6 +412,7 @@ export class Sources extends Effect.Service<Sources>()("clawtool/Sources", {
       connectionNow: (instance) => state.get().connection(instance),
       catalog: Effect.sync(() => state.get().catalog),
       running: Effect.sync(() => state.get().running),
+      cachedSurface: (instance) => state.get().instances.get(instance)?.cachedSurface,
       health: Effect.map(Clock.currentTimeMillis, (at) => {
         const { instances } = state.get()
         return names.map((name) =>

@@ -1,7 +1,9 @@
 import { Data, Duration, Option } from "effect"
 import { CallError, type SourceError } from "../../domain/Errors.js"
 import { HealthRow, type Status } from "../../domain/Health.js"
-import type { Tool } from "../../domain/Mcp.js"
+import type { JsonObject, Tool } from "../../domain/Mcp.js"
+import type { InstanceSurface } from "../../domain/Surface.js"
+import type { CachedCatalog } from "../CatalogCache.js"
 import type { Connection } from "../SourceClient.js"
 import type { LiveSurface } from "../SourceClient/Surface.js"
 import type { Diagnostics } from "./Diagnostics.js"
@@ -36,6 +38,17 @@ interface Common {
   readonly restarts: number
   /** `tools` came from the persisted catalog and no child of this run has listed them yet. */
   readonly cached: boolean
+  /**
+   * The persisted catalog's resources, templates and prompts, with the server capabilities they were listed under:
+   * served beside the cached tools (same lifetime), until a child of this run lists its own.
+   */
+  readonly cachedSurface: CachedSurface | undefined
+}
+
+/** What the Registry builds an instance's resources, templates and prompts from when no child serves them. */
+export interface CachedSurface {
+  readonly capabilities: JsonObject
+  readonly surface: InstanceSurface
 }
 
 export type Instance = Data.TaggedEnum<{
@@ -68,7 +81,8 @@ export const make = (name: string): Instance =>
     startedAt: Option.none(),
     startupMs: Option.none(),
     restarts: 0,
-    cached: false
+    cached: false,
+    cachedSurface: undefined
   })
 
 const common = (self: Instance): Common => ({
@@ -79,7 +93,8 @@ const common = (self: Instance): Common => ({
   startedAt: self.startedAt,
   startupMs: self.startupMs,
   restarts: self.restarts,
-  cached: self.cached
+  cached: self.cached,
+  cachedSurface: self.cachedSurface
 })
 
 /** Same tools, field for field: a restart that lists them again keeps the old array, so nothing downstream rebuilds. */
@@ -100,11 +115,27 @@ export const status = (self: Instance): Status =>
         ? "idle"
         : self.status
 
-/** The persisted catalog's tools, served until a child lists its own (only before any child of this run has). */
-export const fromCache = (self: Instance, tools: ReadonlyArray<Tool>): Instance =>
-  self._tag === "Starting" && Option.isNone(self.startedAt) && self.tools.length === 0
-    ? Starting({ ...common(self), ...withTools(self, tools), cached: true })
-    : self
+/**
+ * The persisted catalog (tools, and the other lists when the entry has them), served until a child lists its own (only
+ * before any child of this run has).
+ */
+export const fromCache = (
+  self: Instance,
+  tools: ReadonlyArray<Tool>,
+  lists: CachedCatalog["lists"] = Option.none()
+): Instance => {
+  if (self._tag !== "Starting" || Option.isSome(self.startedAt) || self.tools.length > 0) return self
+  const fresh = withTools(self, tools)
+  return Starting({
+    ...common(self),
+    ...fresh,
+    cached: true,
+    cachedSurface: Option.match(lists, {
+      onNone: () => undefined,
+      onSome: ({ capabilities, ...lists }) => ({ capabilities, surface: { tools: fresh.tools, ...lists } })
+    })
+  })
+}
 
 /** A lazy source without a child: its tools stay listed; the next request starts it. */
 export const idle = (self: Instance): Instance =>
@@ -124,6 +155,7 @@ export const running = (self: Instance, connection: Connection, at: Date): Insta
     ...withTools(self, connection.tools),
     error: Option.none(),
     cached: false,
+    cachedSurface: undefined,
     startupMs: Option.map(self.startedAt, (started) => at.getTime() - started.getTime()),
     connection,
     runningSince: at
@@ -146,7 +178,9 @@ export const surfaceChanged = (
 export const failed = (self: Instance, error: SourceError, decision: Decision, at: Date): Instance =>
   Down({
     ...common(self),
-    ...(decision._tag === "Restart" ? {} : { tools: noTools, toolNames: noNames, cached: false }),
+    ...(decision._tag === "Restart"
+      ? {}
+      : { tools: noTools, toolNames: noNames, cached: false, cachedSurface: undefined }),
     error: Option.some(error),
     status: decision._tag === "CrashLoop" ? "crash-loop" : Policy.unauthenticated(error) ? "unauthenticated" : "down",
     nextRetryAt:
