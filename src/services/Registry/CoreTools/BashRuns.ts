@@ -1,0 +1,75 @@
+import { randomUUID } from "node:crypto"
+import { type RunOptions, ShellRun } from "./BashProcess.js"
+
+/**
+ * The background runs of one clawtool: bounded (live and kept), each read incrementally by BashOutput and ended by
+ * KillShell; `closeAll` (the registry's finalizer) kills every live group, so no run outlives clawtool.
+ */
+
+export const maxLiveRuns = 16
+export const maxKeptRuns = 64
+/** Per background run: the first and the last bytes kept (the output in between is counted and marked). */
+export const backgroundHeadBytes = 256 * 1024
+export const backgroundTailBytes = 1024 * 1024
+
+export interface BackgroundRun {
+  readonly id: string
+  readonly command: string
+  readonly cwd: string
+  readonly run: ShellRun
+  /** How far BashOutput has read, in bytes of the kept output's rendering (see `readSince`). */
+  readOffset: number
+}
+
+export class BashRuns {
+  private readonly runs = new Map<string, BackgroundRun>()
+  private closed = false
+
+  get live(): number {
+    let count = 0
+    for (const entry of this.runs.values()) if (entry.run.status === "running") count++
+    return count
+  }
+
+  /** Starts a run; undefined when `maxLiveRuns` are already running (or clawtool is closing). */
+  start(options: RunOptions): BackgroundRun | undefined {
+    if (this.closed || this.live >= maxLiveRuns) return undefined
+    this.evict()
+    const entry: BackgroundRun = {
+      id: `bash_${randomUUID().slice(0, 8)}`,
+      command: options.command,
+      cwd: options.cwd,
+      run: new ShellRun(options),
+      readOffset: 0
+    }
+    this.runs.set(entry.id, entry)
+    return entry
+  }
+
+  get(id: string): BackgroundRun | undefined {
+    return this.runs.get(id)
+  }
+
+  ids(): ReadonlyArray<string> {
+    return [...this.runs.keys()]
+  }
+
+  /** Kills every live run and waits (bounded by the runs' own grace) until their groups are gone. */
+  async closeAll(): Promise<void> {
+    this.closed = true
+    const live = [...this.runs.values()].filter((entry) => entry.run.status === "running")
+    for (const entry of live) entry.run.stop("killed")
+    await Promise.all(live.map((entry) => entry.run.done))
+  }
+
+  /** Drops the oldest finished runs beyond `maxKeptRuns - 1`, making room for one more. */
+  private evict(): void {
+    const finished = [...this.runs.values()].filter((entry) => entry.run.status !== "running")
+    let excess = this.runs.size - (maxKeptRuns - 1)
+    for (const entry of finished) {
+      if (excess <= 0) break
+      this.runs.delete(entry.id)
+      excess--
+    }
+  }
+}
