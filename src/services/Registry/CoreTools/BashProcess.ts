@@ -240,3 +240,19 @@ export class ShellRun {
     this.killTimer = setTimeout(() => signalGroup(pid, "SIGKILL"), this.options.termGraceMs ?? termGraceMs)
   }
 }
+
+/** The line after a command's output: how it ended, in words an agent acts on. */
+export const footer = (outcome: RunOutcome | undefined, timeoutMs: number | undefined): string => {
+  if (outcome === undefined) return "[still running]"
+  const seconds = `${(outcome.durationMs / 1000).toFixed(1)} s`
+  switch (outcome.status) {
+    case "timedOut":
+      return `[timed out after ${timeoutMs ?? "?"} ms: the process group was killed (${outcome.signal ?? "?"}); raise timeout_ms or use run_in_background]`
+    case "killed":
+      return `[killed (${outcome.signal ?? "?"}) after ${seconds}]`
+    case "exited":
+      return outcome.exitCode === null
+        ? `[ended by ${outcome.signal ?? "a signal"} after ${seconds}]`
+        : `[exit ${outcome.exitCode} · ${seconds}]`
+  }
+}

@@ -1,5 +1,7 @@
+import { Effect, Option } from "effect"
 import { randomUUID } from "node:crypto"
-import { type RunOptions, ShellRun } from "./BashProcess.js"
+import { Reaper } from "../../Reaper.js"
+import { type GroupTracker, type RunOptions, ShellRun } from "./BashProcess.js"
 
 /**
  * The background runs of one clawtool: bounded (live and kept), each read incrementally by BashOutput and ended by
@@ -21,9 +23,11 @@ export interface BackgroundRun {
   readOffset: number
 }
 
-export class BashRuns {
+export class RunTable {
   private readonly runs = new Map<string, BackgroundRun>()
   private closed = false
+
+  constructor(readonly tracker: GroupTracker) {}
 
   get live(): number {
     let count = 0
@@ -32,14 +36,14 @@ export class BashRuns {
   }
 
   /** Starts a run; undefined when `maxLiveRuns` are already running (or clawtool is closing). */
-  start(options: RunOptions): BackgroundRun | undefined {
+  start(options: Omit<RunOptions, "tracker">): BackgroundRun | undefined {
     if (this.closed || this.live >= maxLiveRuns) return undefined
     this.evict()
     const entry: BackgroundRun = {
       id: `bash_${randomUUID().slice(0, 8)}`,
       command: options.command,
       cwd: options.cwd,
-      run: new ShellRun(options),
+      run: new ShellRun({ ...options, tracker: this.tracker }),
       readOffset: 0
     }
     this.runs.set(entry.id, entry)
@@ -73,3 +77,19 @@ export class BashRuns {
     }
   }
 }
+
+/**
+ * What the Bash tools share for the life of clawtool: the reaper (every group, foreground or background, is recorded
+ * there) and the background runs, all killed when this scope closes (serve exits).
+ */
+export class BashRuns extends Effect.Service<BashRuns>()("clawtool/BashRuns", {
+  scoped: Effect.gen(function* () {
+    // Optional so tests of the handlers can go without a helper process (the scope still kills every run).
+    const reaper = yield* Effect.serviceOption(Reaper)
+    const tracker: GroupTracker = Option.getOrElse(reaper, () => ({ track: () => {}, untrack: () => {} }))
+    const table = new RunTable(tracker)
+    yield* Effect.addFinalizer(() => Effect.promise(() => table.closeAll()))
+    return { tracker, table }
+  }),
+  dependencies: [Reaper.Default]
+}) {}
