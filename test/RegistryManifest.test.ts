@@ -3,6 +3,7 @@ import { Effect, Either, Schema } from "effect"
 import { CallError, ManifestError } from "../src/domain/Errors.js"
 import { coreSpecs } from "../src/services/Registry/CoreTools.js"
 import * as Manifest from "../src/services/Registry/Manifest.js"
+import { coreContext } from "./lib/coreContext.js"
 
 const spec = (name: string, category: string = "discovery"): Manifest.AnyToolSpec =>
   Manifest.defineTool({
@@ -24,11 +25,7 @@ const error = (specs: ReadonlyArray<Manifest.AnyToolSpec>): ManifestError => {
   return result.left
 }
 
-const context: Manifest.CoreContext = {
-  catalog: Effect.die("not used"),
-  health: Effect.succeed([]),
-  search: () => Effect.die("not used")
-}
+const context: Manifest.CoreContext = coreContext()
 
 describe("Manifest.make", () => {
   it("keeps insertion order", () => {

@@ -196,6 +196,56 @@ export class LimitsConfig extends Schema.Class<LimitsConfig>("LimitsConfig")({
   })
 }) {}
 
+/** clawtool's own tools that `[core_tools]` switches (ToolSearch and SourceHealth, the registry's own, always stay). */
+export const coreToolNames = ["Bash", "Read", "Edit", "Write", "Glob", "Grep", "WebFetch", "WebSearch"] as const
+export type CoreToolName = (typeof coreToolNames)[number]
+export const isCoreToolName = (name: string): name is CoreToolName =>
+  (coreToolNames as ReadonlyArray<string>).includes(name)
+
+const Enabled = Schema.optionalWith(Schema.Boolean.annotations({ description: "true or false" }), {
+  default: () => true
+})
+
+/** One `[core_tools.<Name>]` table. */
+export class CoreToolConfig extends Schema.Class<CoreToolConfig>("CoreToolConfig")({ enabled: Enabled }) {}
+
+/** `[core_tools.WebFetch]`: the SSRF bypass is operator config, never a tool argument. */
+export class WebFetchConfig extends Schema.Class<WebFetchConfig>("WebFetchConfig")({
+  enabled: Enabled,
+  /** Private, loopback and link-local addresses allowed, over plain http and on any port (local dev servers). */
+  allow_private: Schema.optionalWith(Schema.Boolean.annotations({ description: "true or false" }), {
+    default: () => false
+  })
+}) {}
+
+const coreTool = Schema.optionalWith(CoreToolConfig, { default: () => new CoreToolConfig({}) })
+
+/**
+ * `[core_tools]`: clawtool's own Bash, Read, Edit, Write, Glob, Grep, WebFetch, WebSearch (issue 14). A table named
+ * after no core tool is an unknown key, reported with the known names.
+ */
+export class CoreToolsConfig extends Schema.Class<CoreToolsConfig>("CoreToolsConfig")({
+  enabled: Enabled,
+  /** The most characters one core tool result carries, text and structured content counted together. */
+  max_output: Schema.optionalWith(wholeBetween("max_output", 1000, 1_000_000), { default: () => 30_000 }),
+  Bash: coreTool,
+  Read: coreTool,
+  Edit: coreTool,
+  Write: coreTool,
+  Glob: coreTool,
+  Grep: coreTool,
+  WebFetch: Schema.optionalWith(WebFetchConfig, { default: () => new WebFetchConfig({}) }),
+  WebSearch: coreTool
+}) {}
+
+const Roots = Schema.Array(
+  Schema.String.pipe(Schema.pattern(/\S/, { message: () => "a root must not be empty" }))
+).annotations({ description: "a list of directories", examples: [["~/code/project"]] })
+
+const CatalogMode = Schema.Literal("full", "search").annotations({
+  message: (issue) => `catalog is "full" or "search", got ${JSON.stringify(issue.actual)}`
+})
+
 export class ClawtoolConfig extends Schema.Class<ClawtoolConfig>("ClawtoolConfig")({
   sources: Schema.optionalWith(
     Schema.Record({ key: InstanceName, value: SourceConfig.pipe(Schema.filter(checkSupervision)) }).annotations({
@@ -208,7 +258,12 @@ export class ClawtoolConfig extends Schema.Class<ClawtoolConfig>("ClawtoolConfig
   /** How long a list request waits for sources still starting ("0s": never); hosts give up after 30–60 s. */
   list_wait: Schema.optionalWith(DurationString, { default: () => Duration.seconds(5) }),
   observability: Schema.optionalWith(ObservabilityConfig, { default: () => new ObservabilityConfig({}) }),
-  limits: Schema.optionalWith(LimitsConfig, { default: () => new LimitsConfig({}) })
+  limits: Schema.optionalWith(LimitsConfig, { default: () => new LimitsConfig({}) }),
+  /** Directories the file tools may touch when the host declares no MCP roots; relative ones from the config's folder. */
+  roots: Schema.optionalWith(Roots, { default: () => [] }),
+  /** `search`: tools/list serves the alwaysLoad tools (and CallTool); the rest are found through ToolSearch. */
+  catalog: Schema.optionalWith(CatalogMode, { exact: true, default: () => "full" as const }),
+  core_tools: Schema.optionalWith(CoreToolsConfig, { default: () => new CoreToolsConfig({}) })
 }) {
   static readonly empty = new ClawtoolConfig({ sources: {} })
 }

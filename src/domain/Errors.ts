@@ -60,7 +60,24 @@ export class CallError extends Schema.TaggedError<CallError>("clawtool/CallError
     "Child",
     "Transport",
     /** No answer within the source's call_timeout; the call was cancelled at the child. */
-    "Timeout"
+    "Timeout",
+    // Core tools (issue 14): each refusal says what to do instead.
+    "OutsideRoots",
+    "NotFound",
+    "IsDirectory",
+    "NotRegularFile",
+    "Binary",
+    "TooLarge",
+    "NotRead",
+    "StaleRead",
+    "NoMatch",
+    "Ambiguous",
+    "NoChange",
+    "Blocked",
+    "BackendMissing",
+    "MissingSecret",
+    /** The operation failed on the machine (permissions, a full disk, a tool that exited badly). */
+    "Failed"
   ),
   detail: Schema.String,
   /** JSON-RPC error code the child answered with, when reason is Child. */

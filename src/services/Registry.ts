@@ -1,3 +1,4 @@
+import * as Path from "node:path"
 import { Deferred, Duration, Effect, Either, Option, Runtime } from "effect"
 import * as CallPlan from "../domain/CallPlan.js"
 import { CallError } from "../domain/Errors.js"
@@ -8,10 +9,14 @@ import * as Catalogs from "./Registry/Catalog.js"
 import * as Forward from "./Registry/Forward.js"
 import * as Surface from "./Registry/Surface.js"
 import type { Catalog, InstanceTools } from "./Registry/Catalog.js"
-import { coreSpecs } from "./Registry/CoreTools.js"
+import { coreGate, coreSpecs } from "./Registry/CoreTools.js"
+import { Ledger } from "./Registry/CoreTools/Ledger.js"
+import * as CoreRoots from "./Registry/CoreTools/Roots.js"
 import * as Manifest from "./Registry/Manifest.js"
 import * as ToolSearch from "./Registry/ToolSearch.js"
 import type { CallOptions } from "./SourceClient.js"
+import { HostBridge, type HostPort } from "./HostBridge.js"
+import { Secrets } from "./Secrets.js"
 import { Sources } from "./Sources.js"
 
 export type { Catalog, CatalogEntry } from "./Registry/Catalog.js"
@@ -26,11 +31,22 @@ const sameInput = (a: ReadonlyArray<InstanceTools>, b: ReadonlyArray<InstanceToo
  * pipeline (hints → alwaysLoad → sort last) and a sha256 catalog hash.
  */
 export class Registry extends Effect.Service<Registry>()("clawtool/Registry", {
-  dependencies: [Sources.Default, Config.Default],
+  dependencies: [Sources.Default, Config.Default, Secrets.Default],
   effect: Effect.gen(function* () {
     const sources = yield* Sources
-    const { config } = yield* Config
+    const configService = yield* Config
+    const { config } = configService
+    const secrets = yield* Effect.serviceOption(Secrets)
     const manifest = yield* Manifest.make(coreSpecs)
+    // Core tools see only the global scope and the environment (no instance is named ""); tests without the Secrets
+    // service see the environment.
+    const secret = (name: string) =>
+      Option.match(secrets, {
+        onSome: (service) => service.lookup("", name),
+        onNone: () => Option.fromNullable(process.env[name]).pipe(Option.filter((value) => value !== ""))
+      })
+    const coreDisabled = coreGate(coreSpecs, { settings: config.core_tools, secret })
+    const roots = yield* coreRoots(config.roots, Path.dirname(configService.path))
     const runtime = yield* Effect.runtime<never>()
 
     for (const key of Object.keys(config.tools)) {
@@ -47,7 +63,13 @@ export class Registry extends Effect.Service<Registry>()("clawtool/Registry", {
     const catalogNow = (): Catalog => {
       const input = sources.catalogNow()
       if (built !== undefined && sameInput(built.input, input)) return built.catalog
-      const next = Catalogs.build({ manifest, sources: input, toolConfig: config.tools, budget: config.name_budget })
+      const next = Catalogs.build({
+        manifest,
+        sources: input,
+        toolConfig: config.tools,
+        budget: config.name_budget,
+        coreDisabled
+      })
       built = { input, catalog: next }
       return next
     }
@@ -59,7 +81,16 @@ export class Registry extends Effect.Service<Registry>()("clawtool/Registry", {
         return { hash: current.hash, hits: index.search(query, limit) }
       }).pipe(Effect.withSpan("Registry.search", { attributes: { "clawtool.search.limit": limit } }))
 
-    const context: Manifest.CoreContext = { catalog, health: sources.health, search }
+    const context: Manifest.CoreContext = {
+      catalog,
+      health: sources.health,
+      search,
+      roots: roots.current,
+      maxOutput: config.core_tools.max_output,
+      settings: config.core_tools,
+      ledger: new Ledger(),
+      secret
+    }
 
     // Resources, templates and prompts of the running children, rebuilt only when one child's surface changed.
     let builtSurface:
@@ -89,7 +120,12 @@ export class Registry extends Effect.Service<Registry>()("clawtool/Registry", {
       if (!same) builtSurface = { inputs, surface: Surface.build(inputs) }
       return builtSurface!.surface
     })
-    const forward = Forward.make(sources, surface)
+    const relayed = Forward.make(sources, surface)
+    // The host's roots changed: the core tools' roots are read again on next use, and children hear it.
+    const forward: typeof relayed = {
+      ...relayed,
+      rootsChanged: Effect.zipRight(roots.invalidate, relayed.rootsChanged)
+    }
 
     /** Exactly what tools/list answers. */
     const list = Effect.fn("Registry.list")(function* () {
@@ -141,7 +177,19 @@ export class Registry extends Effect.Service<Registry>()("clawtool/Registry", {
     ): Effect.Effect<CallToolResult, CallError> =>
       Effect.gen(function* () {
         const core = manifest.byName.get(wire)
-        if (core !== undefined) return yield* core.call(request.arguments, context)
+        if (core !== undefined) {
+          const rule = coreDisabled.get(wire)
+          if (rule !== undefined) {
+            return yield* new CallError({
+              tool: wire,
+              reason: "NoSuchTool",
+              detail: rule.startsWith("core_tools.")
+                ? `"${wire}" is disabled by the config (${rule} = false)`
+                : `"${wire}" is not served: ${rule}`
+            })
+          }
+          return yield* core.call(request.arguments, context)
+        }
         let current = yield* catalog
         let route = current.routes.get(wire)
         if (route === undefined) {
@@ -246,3 +294,48 @@ export class Registry extends Effect.Service<Registry>()("clawtool/Registry", {
     } as const
   })
 }) {}
+
+/**
+ * The core tools' roots (core-tools reference §1.3): the host's MCP roots when it declared the `roots` capability,
+ * asked once and again after roots/list_changed; else the config's `roots` (relative to the config's folder); else
+ * the directory clawtool started in. Roots that do not exist are dropped with a warning.
+ */
+const coreRoots = (configured: ReadonlyArray<string>, configDir: string) =>
+  Effect.gen(function* () {
+    const startDir = process.cwd()
+    const fallback = yield* CoreRoots.normalize(configured.length > 0 ? configured : [startDir], configDir)
+    for (const line of fallback.dropped) yield* Effect.logWarning(`config: roots: dropped ${line}`)
+    const port = Option.map(yield* Effect.serviceOption(HostBridge), (bridge) => bridge.port)
+    // undefined: not asked yet; none: the host declares no roots (or lists none that exist here).
+    let fromHost: Option.Option<ReadonlyArray<string>> | undefined
+    const ask = (host: HostPort) =>
+      Effect.gen(function* () {
+        if ((yield* host.clientCapabilities).roots === undefined) return Option.none()
+        const answer = yield* host.request("", "roots/list", undefined)
+        const listed = Array.isArray(answer.roots) ? (answer.roots as ReadonlyArray<unknown>) : []
+        const uris = listed.flatMap((root) =>
+          typeof root === "object" && root !== null && typeof (root as { uri?: unknown }).uri === "string"
+            ? [(root as { uri: string }).uri]
+            : []
+        )
+        const { roots, dropped } = yield* CoreRoots.normalize(uris, startDir)
+        for (const line of dropped) yield* Effect.logWarning(`host roots: dropped ${line}`)
+        return roots.length === 0 ? Option.none() : Option.some(roots)
+      })
+    const current: Effect.Effect<ReadonlyArray<string>> = Effect.suspend(() => {
+      if (Option.isNone(port)) return Effect.succeed(fallback.roots)
+      if (fromHost !== undefined) return Effect.succeed(Option.getOrElse(fromHost, () => fallback.roots))
+      return ask(port.value).pipe(
+        Effect.tap((answer) => Effect.sync(() => (fromHost = answer))),
+        Effect.map(Option.getOrElse(() => fallback.roots)),
+        // Not cached: the next call asks again.
+        Effect.catchAll((error) =>
+          Effect.as(
+            Effect.logWarning(`roots/list failed (${error.detail}); using the configured roots`),
+            fallback.roots
+          )
+        )
+      )
+    })
+    return { current, invalidate: Effect.sync(() => (fromHost = undefined)) } as const
+  })

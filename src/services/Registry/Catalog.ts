@@ -58,6 +58,8 @@ export interface CatalogInput {
   /** `[tools."<instance>.<tool>"]` tables. */
   readonly toolConfig: Readonly<Record<string, ToolConfig>>
   readonly budget: number
+  /** Core tools switched off, each with the rule that did it (`core_tools.Read.enabled`; CoreTools.coreGate). */
+  readonly coreDisabled?: ReadonlyMap<string, string>
 }
 
 export const selector = (instance: string, tool: string) => `${instance}.${tool}`
@@ -73,6 +75,8 @@ interface Candidate {
   readonly config: ToolConfig | undefined
   readonly alwaysLoad: boolean
   readonly hint: string | undefined
+  /** A core tool switched off: the rule that did it. */
+  readonly disabledBy?: string | undefined
 }
 
 /** One tool as tools/list sends it (wire name, hint, alwaysLoad, canonical key order) and its JSON. */
@@ -177,7 +181,7 @@ const claimOf = (candidate: Candidate): NameBudget.Claim<Candidate> => ({
   rank: candidate.kind === "core" ? NameBudget.coreRank : NameBudget.sourceRank(candidate.shaping),
   value: candidate
 })
-const isEnabled = (candidate: Candidate) => candidate.config?.enabled ?? true
+const isEnabled = (candidate: Candidate) => candidate.disabledBy === undefined && (candidate.config?.enabled ?? true)
 
 const instancePart = (
   instance: string,
@@ -255,7 +259,8 @@ export const build = (input: CatalogInput): Catalog => {
     memo: memoOf(core.tool, "", input.budget),
     config: undefined,
     alwaysLoad: coreHot.has(core.spec.name),
-    hint: coreHints.get(core.spec.name)
+    hint: coreHints.get(core.spec.name),
+    disabledBy: input.coreDisabled?.get(core.spec.name)
   }))
   const configs = configIndex(input.toolConfig)
   const parts = input.sources.map(({ instance, tools }) =>
@@ -264,7 +269,7 @@ export const build = (input: CatalogInput): Catalog => {
 
   // Each instance's claims are resolved once per tool list (kept with it); only a wire name claimed by two groups,
   // which the instance prefix makes rare, needs everything resolved together. Either way the per-wire rule is the same.
-  const coreClaims = coreCandidates.map(claimOf)
+  const coreClaims = coreCandidates.filter(isEnabled).map(claimOf)
   const groups = [resolve(coreClaims), ...parts.map((part) => (part.resolved ??= resolve(part.claims)))]
   const whole = claimedAcross(groups) ? resolve(coreClaims.concat(...parts.map((part) => part.claims))) : undefined
   const kept = whole?.kept ?? groups.flatMap((group) => group.kept)
@@ -296,10 +301,10 @@ export const build = (input: CatalogInput): Catalog => {
         // Memoised: a listed entry's tool is the very object tools/list sends.
         const shaped = shape(candidate)
         const { config } = candidate
-        const enabled = config?.enabled ?? true
+        const enabled = isEnabled(candidate)
         const enabledRule =
           candidate.kind === "core"
-            ? "core"
+            ? (candidate.disabledBy ?? "core")
             : config !== undefined && !config.enabled
               ? `tools.${JSON.stringify(selector(candidate.instance, candidate.original))}.enabled`
               : "default"

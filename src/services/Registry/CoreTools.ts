@@ -1,7 +1,8 @@
 import { Effect, Schema } from "effect"
+import { isCoreToolName } from "../../domain/Config.js"
 import { CallError } from "../../domain/Errors.js"
 import { ExitSummary, Status } from "../../domain/Health.js"
-import { type AnyToolSpec, defineTool } from "./Manifest.js"
+import { type AnyToolSpec, type CoreSetup, defineTool } from "./Manifest.js"
 import { catalogLine, collisionLines, healthTable } from "./Text.js"
 
 /**
@@ -136,3 +137,22 @@ export const SourceHealth = defineTool({
 
 /** The manifest clawtool serves. */
 export const coreSpecs: ReadonlyArray<AnyToolSpec> = [ToolSearch, SourceHealth]
+
+/**
+ * Core tools not served in this setup, each with the rule that decided (shown by `tools list`): `[core_tools]
+ * enabled = false` (all eight), `[core_tools.<Name>] enabled = false` (one), or the spec's own `unavailable` (a
+ * missing key). ToolSearch and SourceHealth, the registry's own, are never switched off.
+ */
+export const coreGate = (specs: ReadonlyArray<AnyToolSpec>, setup: CoreSetup): ReadonlyMap<string, string> => {
+  const off = new Map<string, string>()
+  for (const spec of specs) {
+    if (!isCoreToolName(spec.name)) continue
+    const rule = !setup.settings.enabled
+      ? "core_tools.enabled"
+      : !setup.settings[spec.name].enabled
+        ? `core_tools.${spec.name}.enabled`
+        : spec.unavailable?.(setup)
+    if (rule !== undefined) off.set(spec.name, rule)
+  }
+  return off
+}

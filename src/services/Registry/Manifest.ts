@@ -1,8 +1,10 @@
-import { Effect, Either, JSONSchema, ParseResult, Schema } from "effect"
+import { Effect, Either, JSONSchema, type Option, ParseResult, Schema } from "effect"
+import type { CoreToolsConfig } from "../../domain/Config.js"
 import { CallError, ManifestError } from "../../domain/Errors.js"
 import type { HealthRow } from "../../domain/Health.js"
 import type { CallToolResult, JsonObject, Tool } from "../../domain/Mcp.js"
 import type { Catalog } from "./Catalog.js"
+import type { Ledger } from "./CoreTools/Ledger.js"
 import type { SearchHit } from "./ToolSearch.js"
 
 /**
@@ -14,7 +16,11 @@ export const categories = ["shell", "file", "web", "dispatch", "authoring", "set
 export type Category = (typeof categories)[number]
 export const isCategory = (value: string): value is Category => (categories as ReadonlyArray<string>).includes(value)
 
-/** What a core tool's handler can read: the live catalog (core and source tools) and every instance's health. */
+/**
+ * What a core tool's handler can read: the live catalog (core and source tools), every instance's health, and what
+ * the file, shell and web tools share. Interrupting a handler is the host's cancellation: handlers release what they
+ * hold (child processes, sockets, locks) in finalizers.
+ */
 export interface CoreContext {
   readonly catalog: Effect.Effect<Catalog>
   readonly health: Effect.Effect<ReadonlyArray<HealthRow>>
@@ -23,12 +29,39 @@ export interface CoreContext {
     query: string,
     limit: number
   ) => Effect.Effect<{ readonly hash: string; readonly hits: ReadonlyArray<SearchHit> }>
+  /**
+   * The directories file tools may touch, as real paths, in priority order: the host's MCP roots when it declared the
+   * `roots` capability (re-read after roots/list_changed), else the config's `roots`, else the directory clawtool
+   * started in. Never empty. Relative tool paths resolve against the first.
+   */
+  readonly roots: Effect.Effect<ReadonlyArray<string>>
+  /** `[core_tools] max_output`: the most characters of one result, text and structured content together. */
+  readonly maxOutput: number
+  /** `[core_tools]` as configured (per-tool tables: `settings.WebFetch.allow_private`, …). */
+  readonly settings: CoreToolsConfig
+  /** Read-before-edit records and per-file write locks, shared by Read, Edit and Write for the whole process. */
+  readonly ledger: Ledger
+  /** A secret from secrets.toml `[scopes.global]` or the environment (e.g. BRAVE_API_KEY); never echo it. */
+  readonly secret: (name: string) => Option.Option<string>
+}
+
+/** An extra content block of a core result (MCP ImageContent / TextContent). */
+export type ContentBlock =
+  | { readonly type: "image"; readonly data: string; readonly mimeType: string }
+  | { readonly type: "text"; readonly text: string }
+
+/** What decides whether a core tool is served at all (its spec's `unavailable`): settings and secrets. */
+export interface CoreSetup {
+  readonly settings: CoreToolsConfig
+  readonly secret: (name: string) => Option.Option<string>
 }
 
 /** A handler's answer: the text agents read, and the structured value (encoded with the output schema). */
 export interface CoreResult<O> {
   readonly text: string
   readonly structured: O
+  /** Blocks after the text (an image Read returns); counted against the budget by the handler. */
+  readonly content?: ReadonlyArray<ContentBlock>
 }
 
 export interface ToolAnnotations {
@@ -52,6 +85,11 @@ export interface ToolSpec<I, O> {
   readonly input: Schema.Schema<I, any>
   readonly output: Schema.Schema<O, any>
   readonly handler: (input: I, context: CoreContext) => Effect.Effect<CoreResult<O>, CallError>
+  /**
+   * Why the tool is not served in this setup (e.g. "BRAVE_API_KEY is not configured"), shown as its rule in `tools
+   * list`; undefined when it is. Absent: always served (unless `[core_tools]` switches it off).
+   */
+  readonly unavailable?: (setup: CoreSetup) => string | undefined
 }
 
 /** A spec with its types erased, so specs of different tools share one array. */
@@ -162,7 +200,7 @@ const toCoreTool = (spec: AnyToolSpec): CoreTool => {
           // An output that does not match its own schema is a bug in clawtool, not in the caller.
           Effect.orDie(encode(result.structured)),
           (structured): CallToolResult => ({
-            content: [{ type: "text", text: result.text }],
+            content: [{ type: "text", text: result.text }, ...(result.content ?? [])],
             structuredContent: structured as JsonObject
           })
         )
