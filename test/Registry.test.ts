@@ -282,7 +282,8 @@ describe("Registry", () => {
         )
       )
       const names = (yield* registry.list()).map((t) => t.name)
-      assert.deepStrictEqual(names, ["SourceHealth", "ToolSearch"])
+      // WebSearch is not served: no search key in this setup.
+      assert.deepStrictEqual(names, ["Bash", "BashKill", "BashPoll", "SourceHealth", "ToolSearch", "WebFetch"])
     })
   )
 })

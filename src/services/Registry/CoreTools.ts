@@ -2,6 +2,11 @@ import { Effect, Schema } from "effect"
 import { isCoreToolName } from "../../domain/Config.js"
 import { CallError } from "../../domain/Errors.js"
 import { ExitSummary, Status } from "../../domain/Health.js"
+import { Bash } from "./CoreTools/Bash.js"
+import { BashKill } from "./CoreTools/BashKill.js"
+import { BashPoll } from "./CoreTools/BashPoll.js"
+import { WebFetch } from "./CoreTools/WebFetch.js"
+import { WebSearch } from "./CoreTools/WebSearch.js"
 import { type AnyToolSpec, type CoreSetup, defineTool } from "./Manifest.js"
 import { catalogLine, collisionLines, healthTable } from "./Text.js"
 
@@ -136,7 +141,15 @@ export const SourceHealth = defineTool({
 })
 
 /** The manifest clawtool serves. */
-export const coreSpecs: ReadonlyArray<AnyToolSpec> = [ToolSearch, SourceHealth]
+export const coreSpecs: ReadonlyArray<AnyToolSpec> = [
+  ToolSearch,
+  SourceHealth,
+  Bash,
+  BashPoll,
+  BashKill,
+  WebFetch,
+  WebSearch
+]
 
 /**
  * Core tools not served in this setup, each with the rule that decided (shown by `tools list`): `[core_tools]

@@ -4,7 +4,7 @@ import { Reaper } from "../../Reaper.js"
 import { type GroupTracker, type RunOptions, ShellRun } from "./BashProcess.js"
 
 /**
- * The background runs of one clawtool: bounded (live and kept), each read incrementally by BashOutput and ended by
+ * The background runs of one clawtool: bounded (live and kept), each read incrementally by BashPoll and ended by
  * KillShell; `closeAll` (the registry's finalizer) kills every live group, so no run outlives clawtool.
  */
 
@@ -19,7 +19,7 @@ export interface BackgroundRun {
   readonly command: string
   readonly cwd: string
   readonly run: ShellRun
-  /** How far BashOutput has read, in bytes of the kept output's rendering (see `readSince`). */
+  /** How far BashPoll has read: an absolute byte offset (see OutputBuffer.since). */
   readOffset: number
 }
 
