@@ -1,7 +1,14 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Effect } from "effect"
+import { Effect, Either, Fiber } from "effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
+import * as path from "node:path"
+import type { CallError } from "../src/domain/Errors.js"
+import type { CallToolResult, JsonObject } from "../src/domain/Mcp.js"
+import { coreSpecs } from "../src/services/Registry/CoreTools.js"
+import { BashRuns } from "../src/services/Registry/CoreTools/BashRuns.js"
+import * as Manifest from "../src/services/Registry/Manifest.js"
+import { coreContext } from "./lib/coreContext.js"
 import {
   commandEnvironment,
   type GroupTracker,
@@ -167,5 +174,164 @@ describe("Bash engine: real process groups", () => {
         assert.include(text, "no-tty")
         assert.include(text, "read=1")
       })
+  )
+})
+
+const manifest = Either.getOrThrow(Manifest.make(coreSpecs))
+
+/** A temp root (real path) and a caller of the Bash tools with the given output budget, over a scoped BashRuns. */
+const bashTools = (maxOutput = 30_000) =>
+  Effect.gen(function* () {
+    const root = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "clawtool-bash-")))
+    const shell = yield* BashRuns
+    const context = { ...coreContext({ roots: [root], maxOutput }), shell }
+    const call = (tool: string, args: JsonObject): Effect.Effect<CallToolResult, CallError> =>
+      manifest.byName.get(tool)!.call(args, context)
+    return { root, call }
+  })
+
+const textOf = (result: CallToolResult) => (result.content[0] as { text: string }).text
+const structuredOf = (result: CallToolResult) => result.structuredContent as Record<string, unknown>
+
+/** Waits (bounded) for a file a command writes, e.g. the pid of its `sleep 100 &`. */
+const waitForFile = (file: string) =>
+  Effect.gen(function* () {
+    for (let i = 0; i < 250 && !(fs.existsSync(file) && fs.readFileSync(file, "utf8").endsWith("\n")); i++) {
+      yield* Effect.sleep("20 millis")
+    }
+    return Number(fs.readFileSync(file, "utf8").trim())
+  })
+
+describe("the Bash tool", () => {
+  it.scopedLive(
+    "runs in the first root by default; exit code and output in the result; a non-zero exit is no error",
+    () =>
+      Effect.gen(function* () {
+        const { root, call } = yield* bashTools()
+        const result = yield* call("Bash", { command: "pwd; echo oops >&2; exit 3" })
+        assert.isUndefined(result.isError)
+        assert.strictEqual(
+          textOf(result),
+          `${root}\noops\n[exit 3 · ${((structuredOf(result).durationMs as number) / 1000).toFixed(1)} s]`
+        )
+        assert.include(structuredOf(result), { status: "exited", exitCode: 3, signal: null, timedOut: false, cwd: "." })
+      }).pipe(Effect.provide(BashRuns.DefaultWithoutDependencies))
+  )
+
+  it.scopedLive("a cwd outside the roots, an empty command and a NUL byte are refused before anything runs", () =>
+    Effect.gen(function* () {
+      const { call } = yield* bashTools()
+      const outside = yield* Effect.flip(call("Bash", { command: "true", cwd: "/" }))
+      assert.strictEqual(outside.reason, "OutsideRoots")
+      const up = yield* Effect.flip(call("Bash", { command: "true", cwd: "../.." }))
+      assert.strictEqual(up.reason, "OutsideRoots")
+      const empty = yield* Effect.flip(call("Bash", { command: "  " }))
+      assert.strictEqual(empty.reason, "InvalidArguments")
+      const nul = yield* Effect.flip(call("Bash", { command: "echo a\u0000b" }))
+      assert.strictEqual(nul.reason, "InvalidArguments")
+      const long = yield* Effect.flip(call("Bash", { command: "true", timeout_ms: 600_001 }))
+      assert.strictEqual(long.reason, "InvalidArguments")
+    }).pipe(Effect.provide(BashRuns.DefaultWithoutDependencies))
+  )
+
+  it.scopedLive("a timeout returns the output so far and the group is gone, `sleep 100 &` included", () =>
+    Effect.gen(function* () {
+      const { root, call } = yield* bashTools()
+      const result = yield* call("Bash", {
+        command: "sleep 100 & echo $! > bg.pid; echo started; sleep 100",
+        timeout_ms: 1000
+      })
+      assert.include(structuredOf(result), { status: "timedOut", timedOut: true, exitCode: null })
+      assert.include(textOf(result), "started\n[timed out after 1000 ms")
+      assert.isTrue(yield* gone(yield* waitForFile(path.join(root, "bg.pid"))))
+    }).pipe(Effect.provide(BashRuns.DefaultWithoutDependencies))
+  )
+
+  it.scopedLive("cancellation (the handler interrupted) kills the whole group", () =>
+    Effect.gen(function* () {
+      const { root, call } = yield* bashTools()
+      const fiber = yield* Effect.fork(call("Bash", { command: "sleep 100 & echo $! > bg.pid; sleep 100" }))
+      const pid = yield* waitForFile(path.join(root, "bg.pid"))
+      assert.isTrue(alive(pid))
+      yield* Fiber.interrupt(fiber)
+      assert.isTrue(yield* gone(pid))
+    }).pipe(Effect.provide(BashRuns.DefaultWithoutDependencies))
+  )
+
+  it.scopedLive(
+    "50 MB of output: the result stays within max_output (text and structured), head and tail kept, marked",
+    () =>
+      Effect.gen(function* () {
+        const { call } = yield* bashTools(20_000)
+        const result = yield* call("Bash", {
+          command: "echo BEGIN; head -c 50000000 /dev/zero | tr '\\0' a; echo; echo END"
+        })
+        const text = textOf(result)
+        assert.isAtMost(text.length + JSON.stringify(result.structuredContent).length, 20_000)
+        assert.isTrue(text.startsWith("BEGIN\n"))
+        assert.include(text, "END\n[exit 0")
+        assert.include(text, "omitted")
+        assert.include(structuredOf(result), { truncated: true, outputBytes: 50_000_011 })
+      }).pipe(Effect.provide(BashRuns.DefaultWithoutDependencies))
+  )
+
+  it.scopedLive("the command does not see clawtool's secrets", () =>
+    Effect.gen(function* () {
+      const { call } = yield* bashTools()
+      process.env.CLAWTOOL_BASH_TEST_TOKEN = "tok-4242"
+      try {
+        const result = yield* call("Bash", { command: "env" })
+        assert.notInclude(textOf(result), "tok-4242")
+        assert.include(textOf(result), "GIT_TERMINAL_PROMPT=0")
+      } finally {
+        delete process.env.CLAWTOOL_BASH_TEST_TOKEN
+      }
+    }).pipe(Effect.provide(BashRuns.DefaultWithoutDependencies))
+  )
+})
+
+describe("background runs: Bash run_in_background, BashPoll, BashKill", () => {
+  it.scopedLive("start, read only what is new, kill; an unknown task id is NotFound", () =>
+    Effect.gen(function* () {
+      const { root, call } = yield* bashTools()
+      const started = yield* call("Bash", {
+        command: "echo one; while [ ! -e next ]; do sleep 0.05; done; echo two; sleep 100 & echo $! > bg.pid; wait",
+        run_in_background: true
+      })
+      const taskId = structuredOf(started).taskId as string
+      const poll = (id: string) =>
+        Effect.zipRight(Effect.sleep("20 millis"), Effect.map(call("BashPoll", { task_id: id }), textOf))
+      assert.match(taskId, /^bash_/)
+      assert.include(structuredOf(started), { status: "running" })
+      let first = ""
+      while (!first.includes("one")) first = yield* poll(taskId)
+      assert.isTrue(first.startsWith("one\n"), first)
+      assert.include(first, "[still running]")
+      fs.writeFileSync(path.join(root, "next"), "")
+      const pid = yield* waitForFile(path.join(root, "bg.pid"))
+      let second = ""
+      while (!second.includes("two")) second = yield* poll(taskId)
+      assert.notInclude(second, "one", "a poll returns only new output")
+      const killed = yield* call("BashKill", { task_id: taskId })
+      assert.include(structuredOf(killed), { status: "killed", taskId })
+      assert.isTrue(yield* gone(pid))
+      const unknown = yield* Effect.flip(call("BashPoll", { task_id: "bash_nope" }))
+      assert.strictEqual(unknown.reason, "NotFound")
+      assert.include(unknown.detail, taskId)
+    }).pipe(Effect.provide(BashRuns.DefaultWithoutDependencies))
+  )
+
+  it.live("closing clawtool (the BashRuns scope) kills every background run", () =>
+    Effect.gen(function* () {
+      const root = yield* Effect.scoped(
+        Effect.gen(function* () {
+          const { root, call } = yield* bashTools()
+          yield* call("Bash", { command: "sleep 100 & echo $! > bg.pid; sleep 100", run_in_background: true })
+          yield* waitForFile(path.join(root, "bg.pid"))
+          return root
+        }).pipe(Effect.provide(BashRuns.DefaultWithoutDependencies))
+      )
+      assert.isTrue(yield* gone(Number(fs.readFileSync(path.join(root, "bg.pid"), "utf8"))))
+    })
   )
 })
