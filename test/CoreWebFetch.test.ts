@@ -1,5 +1,5 @@
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
-import { Effect } from "effect"
+import { Effect, Either } from "effect"
 import * as Http from "node:http"
 import type { AddressInfo } from "node:net"
 import * as Zlib from "node:zlib"
@@ -16,6 +16,11 @@ import {
   WebFetchFailure
 } from "../src/services/Registry/CoreTools/WebFetchHttp.js"
 import { htmlToMarkdown } from "../src/services/Registry/CoreTools/WebFetchMarkdown.js"
+import { CoreToolsConfig, WebFetchConfig } from "../src/domain/Config.js"
+import type { CallToolResult, JsonObject } from "../src/domain/Mcp.js"
+import { coreSpecs } from "../src/services/Registry/CoreTools.js"
+import * as Manifest from "../src/services/Registry/Manifest.js"
+import { coreContext } from "./lib/coreContext.js"
 
 export const article = `<!doctype html><html><head><title>Page title</title></head><body>
 <nav><a href="/home">Home</a> | <a href="/about">About</a></nav>
@@ -280,6 +285,82 @@ describe("WebFetch: HTML to Markdown", () => {
       assert.include(markdown, "| Signal | Number |")
       assert.include(markdown, "| TERM | 15 |")
       assert.notInclude(markdown, "alert")
+    })
+  )
+})
+
+const manifest = Either.getOrThrow(Manifest.make(coreSpecs))
+const webFetch = (args: JsonObject, options: { allowPrivate?: boolean; maxOutput?: number } = {}) =>
+  manifest.byName.get("WebFetch")!.call(
+    args,
+    coreContext({
+      settings: new CoreToolsConfig({ WebFetch: new WebFetchConfig({ allow_private: options.allowPrivate ?? true }) }),
+      ...(options.maxOutput === undefined ? {} : { maxOutput: options.maxOutput })
+    })
+  )
+const textOf = (result: CallToolResult) => (result.content[0] as { text: string }).text
+
+describe("the WebFetch tool", () => {
+  it.live("allow_private off (the default): the local server is Blocked, with the config key named", () =>
+    Effect.gen(function* () {
+      const error = yield* Effect.flip(webFetch({ url: `${local.base}/text` }, { allowPrivate: false }))
+      assert.strictEqual(error.reason, "Blocked")
+      assert.include(error.detail, "allow_private")
+    })
+  )
+
+  it.live("an HTML page comes back as Markdown with its title; metadata in the structured result", () =>
+    Effect.gen(function* () {
+      const result = yield* webFetch({ url: `${local.base}/article` })
+      const text = textOf(result)
+      assert.isTrue(text.startsWith("# Page title\n"), text.slice(0, 100))
+      assert.include(text, "Pipes and groups")
+      assert.include(text, `[the kill page](${local.base}/docs/kill.html)`)
+      assert.include(result.structuredContent, {
+        finalUrl: `${local.base}/article`,
+        status: 200,
+        format: "markdown",
+        title: "Page title",
+        nextStartChar: null,
+        bodyTruncated: false
+      })
+    })
+  )
+
+  it.live("text is decoded by its charset; binary content is refused; a bad URL is an argument error", () =>
+    Effect.gen(function* () {
+      assert.include(textOf(yield* webFetch({ url: `${local.base}/latin1` })), "café")
+      const binary = yield* Effect.flip(webFetch({ url: `${local.base}/binary` }))
+      assert.strictEqual(binary.reason, "Binary")
+      const bad = yield* Effect.flip(webFetch({ url: "file:///etc/passwd" }))
+      assert.strictEqual(bad.reason, "InvalidArguments")
+    })
+  )
+
+  it.live("a long page comes in parts within max_output; start_char = nextStartChar continues it exactly", () =>
+    Effect.gen(function* () {
+      const maxOutput = 3000
+      const whole = textOf(yield* webFetch({ url: `${local.base}/article` }))
+      const body = whole.slice(whole.indexOf("\n", whole.indexOf("\n") + 1) + 1)
+      let collected = ""
+      let start: number | null = 0
+      let parts = 0
+      while (start !== null) {
+        const result: CallToolResult = yield* webFetch({ url: `${local.base}/big`, start_char: start }, { maxOutput })
+        const text = textOf(result)
+        assert.isAtMost(text.length + JSON.stringify(result.structuredContent).length, maxOutput)
+        const structured = result.structuredContent as { nextStartChar: number | null; totalChars: number }
+        const part = text
+          .slice(text.indexOf("\n", text.indexOf("\n") + 1) + 1)
+          .replace(/\n\n\[… \d+ more characters; .*\]$/, "")
+        collected += part
+        start = structured.nextStartChar
+        parts++
+        if (parts > 3) break
+      }
+      assert.isAbove(body.length, 0)
+      assert.strictEqual(collected, "a".repeat(collected.length))
+      assert.isAbove(collected.length, 3 * 2000)
     })
   )
 })

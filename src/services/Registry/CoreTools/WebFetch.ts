@@ -178,7 +178,9 @@ export const WebFetch = defineTool({
         `\n\n[… ${content.length - next} more characters; call WebFetch again with start_char=${next}]`
       const room = Math.max(0, context.maxOutput - sizeOf({ ...base, nextStartChar: content.length }) - header.length)
       const fits = content.length - startChar <= room
-      const take = fits ? content.length - startChar : Math.max(0, room - closing(content.length).length)
+      // The closing line's numbers are at most as wide as the page's length, twice.
+      const reserve = closing(0).length + String(content.length).length
+      const take = fits ? content.length - startChar : Math.max(0, room - reserve)
       const next = fits ? null : startChar + take
       const text = header + content.slice(startChar, startChar + take) + (next === null ? "" : closing(next))
       return fitResult({ text, structured: { ...base, nextStartChar: next } }, context.maxOutput, "use start_char")
