@@ -1,5 +1,5 @@
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
-import { Effect } from "effect"
+import { Effect, Either, Option } from "effect"
 import * as Http from "node:http"
 import type { AddressInfo } from "node:net"
 import {
@@ -11,6 +11,10 @@ import {
   SearchFailure,
   selectHits
 } from "../src/services/Registry/CoreTools/WebSearchBackends.js"
+import { CoreToolsConfig } from "../src/domain/Config.js"
+import { coreGate, coreSpecs } from "../src/services/Registry/CoreTools.js"
+import * as Manifest from "../src/services/Registry/Manifest.js"
+import { coreContext } from "./lib/coreContext.js"
 
 export const braveKey = "BSA-test-key-0123456789"
 
@@ -195,6 +199,51 @@ describe("WebSearch: results", () => {
         max_results: 10,
         include_domains: ["a.org"]
       })
+    })
+  )
+})
+
+const manifest = Either.getOrThrow(Manifest.make(coreSpecs))
+const settings = new CoreToolsConfig({})
+
+describe("the WebSearch tool", () => {
+  it("is not served without a key (the rule names it), and is served with one from secrets", () => {
+    const without = coreGate(coreSpecs, { settings, secret: () => Option.none() })
+    assert.include(without.get("WebSearch"), "BRAVE_API_KEY")
+    assert.include(without.get("WebSearch"), "secrets.toml [scopes.global]")
+    const secret = (name: string) => (name === "BRAVE_API_KEY" ? Option.some(braveKey) : Option.none())
+    assert.isFalse(coreGate(coreSpecs, { settings, secret }).has("WebSearch"))
+  })
+
+  it.live("searches the configured backend with the key from secrets; domain filters applied", () =>
+    Effect.gen(function* () {
+      process.env.CLAWTOOL_BRAVE_ENDPOINT = `${stub.base}/brave`
+      try {
+        const result = yield* manifest.byName
+          .get("WebSearch")!
+          .call(
+            { query: "python", max_results: 5, allowed_domains: ["python.org"] },
+            coreContext({ secrets: { BRAVE_API_KEY: braveKey } })
+          )
+        const structured = result.structuredContent as { backend: string; results: Array<{ url: string }> }
+        assert.strictEqual(structured.backend, "brave")
+        assert.deepStrictEqual(
+          structured.results.map((hit) => hit.url),
+          ["https://docs.python.org/3/", "https://python.org/"]
+        )
+        const text = (result.content[0] as { text: string }).text
+        assert.include(text, "[1] Python docs\n    https://docs.python.org/3/")
+        assert.notInclude(text, braveKey)
+        const refused = yield* Effect.flip(
+          manifest.byName
+            .get("WebSearch")!
+            .call({ query: "x" }, coreContext({ secrets: { BRAVE_API_KEY: "bad-key-123" } }))
+        )
+        assert.strictEqual(refused.reason, "MissingSecret")
+        assert.notInclude(refused.detail, "bad-key-123")
+      } finally {
+        delete process.env.CLAWTOOL_BRAVE_ENDPOINT
+      }
     })
   )
 })
