@@ -149,9 +149,16 @@ export const WebFetch = defineTool({
       const decoded = decodeBody(fetched.body, fetched.contentType, kind === "html")
       const converted =
         kind === "html"
-          ? yield* Effect.promise(() =>
-              import("./WebFetchMarkdown.js").then((module) => module.htmlToMarkdown(decoded, fetched.finalUrl))
-            )
+          ? yield* Effect.tryPromise({
+              try: () =>
+                import("./WebFetchMarkdown.js").then((module) => module.htmlToMarkdown(decoded, fetched.finalUrl)),
+              catch: (cause) =>
+                new CallError({
+                  tool: "WebFetch",
+                  reason: "Failed",
+                  detail: `${fetched.finalUrl}: cannot convert the page to Markdown: ${cause instanceof Error ? cause.message : String(cause)}`
+                })
+            })
           : { title: undefined, markdown: decoded }
       const content = converted.markdown
       const startChar = Math.min(input.start_char, content.length)

@@ -15,12 +15,17 @@ const minArticleChars = 500
 const removed = ["script", "style", "noscript", "iframe", "svg", "template", "object", "embed"]
 
 export const htmlToMarkdown = async (html: string, baseUrl: string): Promise<Converted> => {
-  const [{ parseHTML }, { Readability }, { default: TurndownService }, { gfm }] = await Promise.all([
+  const [{ parseHTML }, readability, turndownModule, gfmModule] = await Promise.all([
     import("linkedom"),
     import("@mozilla/readability"),
     import("turndown"),
     import("turndown-plugin-gfm")
   ])
+  // In the bundle a CommonJS package import()ed from a split chunk has only `default` (its module.exports).
+  const Readability =
+    readability.Readability ?? (readability as unknown as { default: typeof readability }).default.Readability
+  const TurndownService = turndownModule.default
+  const gfm = gfmModule.gfm ?? (gfmModule as unknown as { default: typeof gfmModule }).default.gfm
   const { document } = parseHTML(html)
   for (const node of document.querySelectorAll(removed.join(","))) node.remove()
   for (const node of document.querySelectorAll('img[src^="data:"]')) node.remove()
