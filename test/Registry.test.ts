@@ -1,6 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Either, Layer, Ref, Stream } from "effect"
-import { ClawtoolConfig } from "../src/domain/Config.js"
+import { ClawtoolConfig, CoreToolsConfig } from "../src/domain/Config.js"
 import { CallError } from "../src/domain/Errors.js"
 import { HealthRow, type Status } from "../src/domain/Health.js"
 import type { CallToolRequest, CallToolResult, Tool } from "../src/domain/Mcp.js"
@@ -258,7 +258,8 @@ describe("Registry", () => {
     Effect.gen(function* () {
       const config = ClawtoolConfig.make({
         sources: {},
-        tools: Either.getOrThrow(parseConfig(`[tools."ghost.x"]\nenabled = false\n`, "t.toml")).tools
+        tools: Either.getOrThrow(parseConfig(`[tools."ghost.x"]\nenabled = false\n`, "t.toml")).tools,
+        core_tools: new CoreToolsConfig({ enabled: false })
       })
       const sources = new Sources({
         names: [],
@@ -282,8 +283,7 @@ describe("Registry", () => {
         )
       )
       const names = (yield* registry.list()).map((t) => t.name)
-      // WebSearch is not served: no search key in this setup.
-      assert.deepStrictEqual(names, ["Bash", "BashKill", "BashPoll", "SourceHealth", "ToolSearch", "WebFetch"])
+      assert.deepStrictEqual(names, ["SourceHealth", "ToolSearch"])
     })
   )
 })

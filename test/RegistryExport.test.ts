@@ -7,10 +7,7 @@ import { ToolConfig } from "../src/domain/Config.js"
 import type { Tool } from "../src/domain/Mcp.js"
 import { Registry } from "../src/services/Registry.js"
 import * as Catalog from "../src/services/Registry/Catalog.js"
-import { coreSpecs } from "../src/services/Registry/CoreTools.js"
-
-/** One file per core tool, at the top (sorted as the export sorts: by code unit). */
-const coreFiles = coreSpecs.map((spec) => `${spec.name}.ts`).sort()
+import { registrySpecs } from "../src/services/Registry/CoreTools.js"
 import * as Manifest from "../src/services/Registry/Manifest.js"
 import * as TypeScriptExport from "../src/services/Registry/TypeScriptExport.js"
 import { referenceSources, registryLayer, root } from "./lib/registry.js"
@@ -19,7 +16,7 @@ import { outputDirs } from "./lib/sources.js"
 const { base, fresh: freshDir } = outputDirs("clawtool-export-")
 afterAll(() => Fs.rmSync(base, { recursive: true, force: true }))
 
-const manifest = Either.getOrThrow(Manifest.make(coreSpecs))
+const manifest = Either.getOrThrow(Manifest.make(registrySpecs))
 const tool = (name: string, extra: Partial<Tool> = {}): Tool => ({
   name,
   description: `does ${name}`,
@@ -110,7 +107,8 @@ describe("TypeScript export (synthetic catalog)", () => {
       assert.deepStrictEqual(
         files.map((file) => file.path),
         [
-          ...coreFiles,
+          "SourceHealth.ts",
+          "ToolSearch.ts",
           "fs/index.ts",
           "fs/read_file.ts",
           "github-work/create_issue.ts",
@@ -163,12 +161,12 @@ describe("TypeScript export (synthetic catalog)", () => {
     Effect.gen(function* () {
       const dir = freshDir()
       const first = yield* TypeScriptExport.write(dir, yield* TypeScriptExport.generate(sample))
-      assert.strictEqual(first.written.length, 11 + coreFiles.length)
+      assert.strictEqual(first.written.length, 13)
       const before = read(dir)
       const second = yield* TypeScriptExport.write(dir, yield* TypeScriptExport.generate(sample))
       assert.deepStrictEqual(second.written, [])
       assert.deepStrictEqual(second.removed, [])
-      assert.strictEqual(second.unchanged.length, 11 + coreFiles.length)
+      assert.strictEqual(second.unchanged.length, 13)
       assert.deepStrictEqual(read(dir), before)
     })
   )
@@ -183,7 +181,7 @@ describe("TypeScript export (synthetic catalog)", () => {
           (yield* TypeScriptExport.check(dir, files)).filter((d) => d.kind !== "missing"),
           []
         )
-        assert.strictEqual((yield* TypeScriptExport.check(dir, files)).length, 11 + coreFiles.length)
+        assert.strictEqual((yield* TypeScriptExport.check(dir, files)).length, 13)
         assert.deepStrictEqual(read(dir), {}, "check writes nothing")
         yield* TypeScriptExport.write(dir, files)
         assert.deepStrictEqual(yield* TypeScriptExport.check(dir, files), [])
@@ -213,7 +211,12 @@ describe("TypeScript export (synthetic catalog)", () => {
       const gone = catalogOf([])
       yield* TypeScriptExport.write(dir, yield* TypeScriptExport.generate(gone))
       assert.isFalse(Fs.existsSync(Path.join(dir, "fs")), "an instance directory left empty is removed")
-      assert.deepStrictEqual(Object.keys(read(dir)).sort(), [...coreFiles, "github-work/notes.ts", "index.ts"])
+      assert.deepStrictEqual(Object.keys(read(dir)).sort(), [
+        "SourceHealth.ts",
+        "ToolSearch.ts",
+        "github-work/notes.ts",
+        "index.ts"
+      ])
     })
   )
 

@@ -140,16 +140,11 @@ export const SourceHealth = defineTool({
     })
 })
 
-/** The manifest clawtool serves. */
-export const coreSpecs: ReadonlyArray<AnyToolSpec> = [
-  ToolSearch,
-  SourceHealth,
-  Bash,
-  BashPoll,
-  BashKill,
-  WebFetch,
-  WebSearch
-]
+/** The registry's own tools, never switched off (tests of the catalog machinery use these alone). */
+export const registrySpecs: ReadonlyArray<AnyToolSpec> = [ToolSearch, SourceHealth]
+
+/** The manifest clawtool serves: the registry's own tools, then the core tools (`[core_tools]` gates those). */
+export const coreSpecs: ReadonlyArray<AnyToolSpec> = [...registrySpecs, Bash, BashPoll, BashKill, WebFetch, WebSearch]
 
 /**
  * Core tools not served in this setup, each with the rule that decided (shown by `tools list`): `[core_tools]
