@@ -10,6 +10,7 @@ import * as Forward from "./Registry/Forward.js"
 import * as Surface from "./Registry/Surface.js"
 import type { Catalog, InstanceTools } from "./Registry/Catalog.js"
 import { coreGate, coreSpecs } from "./Registry/CoreTools.js"
+import { BashRuns } from "./Registry/CoreTools/BashRuns.js"
 import { Ledger } from "./Registry/CoreTools/Ledger.js"
 import * as CoreRoots from "./Registry/CoreTools/Roots.js"
 import * as Manifest from "./Registry/Manifest.js"
@@ -31,12 +32,13 @@ const sameInput = (a: ReadonlyArray<InstanceTools>, b: ReadonlyArray<InstanceToo
  * pipeline (hints → alwaysLoad → sort last) and a sha256 catalog hash.
  */
 export class Registry extends Effect.Service<Registry>()("clawtool/Registry", {
-  dependencies: [Sources.Default, Config.Default, Secrets.Default],
+  dependencies: [Sources.Default, Config.Default, Secrets.Default, BashRuns.Default],
   effect: Effect.gen(function* () {
     const sources = yield* Sources
     const configService = yield* Config
     const { config } = configService
     const secrets = yield* Effect.serviceOption(Secrets)
+    const shell = Option.getOrUndefined(yield* Effect.serviceOption(BashRuns))
     const manifest = yield* Manifest.make(coreSpecs)
     // Core tools see only the global scope and the environment (no instance is named ""); tests without the Secrets
     // service see the environment.
@@ -90,7 +92,8 @@ export class Registry extends Effect.Service<Registry>()("clawtool/Registry", {
       maxOutput: config.core_tools.max_output,
       settings: config.core_tools,
       ledger: new Ledger(),
-      secret
+      secret,
+      shell
     }
 
     // Resources, templates and prompts of the running children, rebuilt only when one child's surface changed.

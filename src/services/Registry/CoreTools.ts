@@ -2,6 +2,11 @@ import { Effect, Schema } from "effect"
 import { isCoreToolName } from "../../domain/Config.js"
 import { CallError } from "../../domain/Errors.js"
 import { ExitSummary, Status } from "../../domain/Health.js"
+import { Bash } from "./CoreTools/Bash.js"
+import { BashKill } from "./CoreTools/BashKill.js"
+import { BashPoll } from "./CoreTools/BashPoll.js"
+import { WebFetch } from "./CoreTools/WebFetch.js"
+import { WebSearch } from "./CoreTools/WebSearch.js"
 import { type AnyToolSpec, type CoreSetup, defineTool } from "./Manifest.js"
 import { Edit } from "./CoreTools/Edit.js"
 import { Read } from "./CoreTools/Read.js"
@@ -142,7 +147,17 @@ export const SourceHealth = defineTool({
 export const registrySpecs: ReadonlyArray<AnyToolSpec> = [ToolSearch, SourceHealth]
 
 /** The manifest clawtool serves: the registry's own tools, then the core tools (`[core_tools]` gates those). */
-export const coreSpecs: ReadonlyArray<AnyToolSpec> = [...registrySpecs, Read, Edit, Write]
+export const coreSpecs: ReadonlyArray<AnyToolSpec> = [
+  ...registrySpecs,
+  Bash,
+  BashPoll,
+  BashKill,
+  Read,
+  Edit,
+  Write,
+  WebFetch,
+  WebSearch
+]
 
 /**
  * Core tools not served in this setup, each with the rule that decided (shown by `tools list`): `[core_tools]
