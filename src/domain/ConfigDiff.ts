@@ -30,10 +30,12 @@ const sorted = (value: unknown): unknown => {
   if (Array.isArray(plain)) return plain.map(sorted)
   if (typeof plain !== "object" || plain === null) return plain
   return Object.fromEntries(
-    Object.keys(plain).flatMap((key) => {
-      const member = (plain as Record<string, unknown>)[key]
-      return member === undefined ? [] : [[key, sorted(member)]]
-    })
+    Object.keys(plain)
+      .sort()
+      .flatMap((key) => {
+        const member = (plain as Record<string, unknown>)[key]
+        return member === undefined ? [] : [[key, sorted(member)]]
+      })
   )
 }
 
