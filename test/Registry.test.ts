@@ -51,6 +51,8 @@ const makeLayer = (initial: ReadonlyArray<InstanceTools>) =>
     const catalog = yield* Ref.make(initial)
     const calls = yield* Ref.make<ReadonlyArray<{ instance: string; request: CallToolRequest }>>([])
     const sources = new Sources({
+      reconfigure: () => Effect.dieMessage("not reloaded in this test"),
+      reportReload: () => Effect.void,
       names: ["fs", "gh", "off"],
       awaitSettled: Effect.void,
       awaitListed: Effect.void,
@@ -261,6 +263,8 @@ describe("Registry", () => {
         tools: Either.getOrThrow(parseConfig(`[tools."ghost.x"]\nenabled = false\n`, "t.toml")).tools
       })
       const sources = new Sources({
+        reconfigure: () => Effect.dieMessage("not reloaded in this test"),
+        reportReload: () => Effect.void,
         names: [],
         awaitSettled: Effect.void,
         awaitListed: Effect.void,
