@@ -156,7 +156,11 @@ const makeLive = (initial: ClawtoolConfig): Effect.Effect<LiveConfig> =>
     const current = MutableRef.make(initial)
     return {
       get: () => current.current,
-      set: (next) => Effect.zipRight(Effect.sync(() => MutableRef.set(current, next)), PubSub.publish(changed, next)),
+      set: (next) =>
+        Effect.zipRight(
+          Effect.sync(() => MutableRef.set(current, next)),
+          PubSub.publish(changed, next)
+        ),
       changes: Stream.fromPubSub(changed)
     }
   })
