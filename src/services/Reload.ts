@@ -44,7 +44,7 @@ export class Reload extends Effect.Service<Reload>()("clawtool/Reload", {
           Effect.gen(function* () {
             yield* sources.reportReload(Option.none())
             const changes = yield* sources.reconfigure(next, resolve)
-            if (ConfigDiff.isEmpty(changes)) return yield* Effect.logDebug("config reloaded: nothing changed")
+            if (ConfigDiff.isEmpty(changes)) return yield* Effect.logInfo("config reloaded: nothing changed")
             yield* warnUnknownSelectors(next)
             const later = changes.settings.filter((key) => atStartOnly.includes(key))
             if (later.length > 0) {
