@@ -8,7 +8,7 @@ import { Effect } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { ensureBuilt, freshCacheDir, main } from "../lib/cli.js"
-import { isAlive, pollUntil, root, stubCommand, tempDir } from "../lib/sources.js"
+import { isAlive, pollUntil, readPid, root, stubCommand, tempDir } from "../lib/sources.js"
 
 beforeAll(ensureBuilt, 120_000)
 
@@ -172,18 +172,30 @@ describe("clawtool serve reloads its config", () => {
     Effect.gen(function* () {
       const dir = tempDir()
       const config = path.join(dir, "config.toml")
-      const starts = path.join(dir, "starts")
-      const withMode = (mode: string) => source("one", ["--record-start", starts], `env = { MODE = "${mode}" }`)
-      fs.writeFileSync(config, withMode("0"))
+      // Each state records its child's start in its own file: the files say which states were ever applied.
+      const withMode = (mode: number) => source("one", ["--record-start", path.join(dir, `starts-${mode}`)])
+      fs.writeFileSync(config, withMode(0))
       const host = yield* serve(config)
-      const first = pidOf(yield* host.rows, "one")
+      // A burst: saves a few milliseconds apart (well within the 250 ms debounce), some by rename.
       for (let i = 1; i <= 5; i++) {
-        if (i % 2 === 0) renameSave(config, withMode(String(i)))
-        else fs.writeFileSync(config, withMode(String(i)))
+        if (i % 2 === 0) renameSave(config, withMode(i))
+        else fs.writeFileSync(config, withMode(i))
+        yield* Effect.sleep("20 millis")
       }
-      yield* pollUntil(host.rows, (rows) => running(rows, "one") && pidOf(rows, "one") !== first, "the restart")
-      // Reloads run one after another: when the last state runs, any earlier one would have started its own child.
-      assert.strictEqual(fs.readFileSync(starts, "utf8").trim().split("\n").length, 2)
+      const last = path.join(dir, "starts-5")
+      yield* pollUntil(
+        host.rows,
+        (rows) => running(rows, "one") && fs.existsSync(last) && pidOf(rows, "one") === readPid(last),
+        "the last state running"
+      )
+      // Reloads run one after another: once the last state runs, any earlier reload would have started its own child.
+      assert.deepStrictEqual(
+        fs
+          .readdirSync(dir)
+          .filter((name) => name.startsWith("starts-"))
+          .sort(),
+        ["starts-0", "starts-5"]
+      )
     })
   )
 
