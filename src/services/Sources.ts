@@ -145,9 +145,10 @@ export class Sources extends Effect.Service<Sources>()("clawtool/Sources", {
     let config = initial
     let resolveSecrets = secrets.resolve
     const configured = enabledOf(config)
-    const names = configured.map(([name]) => name)
+    // Updated in place by a reload: the service object copies this member once (Effect.Service), so no getter.
+    const names: Array<string> = configured.map(([name]) => name)
 
-    const state = yield* makeRef(Snapshot.initial(names))
+    const state = yield* makeRef(Snapshot.initial([...names]))
     // Per-instance bookkeeping, entered when an instance is configured (at start or by a reload) and left when removed.
     const diagnostics = new Map<string, Diagnostics>()
     const settled = new Map<string, Deferred.Deferred<void>>()
@@ -155,18 +156,25 @@ export class Sources extends Effect.Service<Sources>()("clawtool/Sources", {
     // A request to an idle lazy source wakes its supervisor (a stale wake costs at most one early start).
     const wakes = new Map<string, Queue.Queue<void>>()
     const activity = new Map<string, Activity>()
-    const enter = (name: string) =>
-      Effect.gen(function* () {
-        diagnostics.set(name, new Diagnostics())
-        settled.set(name, yield* Deferred.make<void>())
-        listed.set(name, yield* Deferred.make<void>())
-        wakes.set(name, yield* Queue.sliding<void>(1))
-        activity.set(name, { inFlight: 0, lastUsed: 0 })
+    /** A new instance's bookkeeping, made first and entered in one synchronous step (see reconfigure). */
+    const fresh = (name: string) =>
+      Effect.all({
+        name: Effect.succeed(name),
+        settled: Deferred.make<void>(),
+        listed: Deferred.make<void>(),
+        wake: Queue.sliding<void>(1)
       })
+    const enter = (entry: Effect.Effect.Success<ReturnType<typeof fresh>>) => {
+      diagnostics.set(entry.name, new Diagnostics())
+      settled.set(entry.name, entry.settled)
+      listed.set(entry.name, entry.listed)
+      wakes.set(entry.name, entry.wake)
+      activity.set(entry.name, { inFlight: 0, lastUsed: 0 })
+    }
     const leave = (name: string) => {
       for (const map of [diagnostics, settled, listed, wakes, activity, stored]) map.delete(name)
     }
-    yield* Effect.forEach(names, enter, { discard: true })
+    for (const entry of yield* Effect.forEach(names, fresh)) enter(entry)
     const settle = (name: string) =>
       Effect.zipRight(Deferred.succeed(listed.get(name)!, undefined), Deferred.succeed(settled.get(name)!, undefined))
     const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
@@ -367,24 +375,26 @@ export class Sources extends Effect.Service<Sources>()("clawtool/Sources", {
               concurrency: "unbounded",
               discard: true
             })
-            for (const name of [...changes.stop, ...changes.restart]) leave(name)
-            yield* Effect.forEach(begun, enter, { discard: true })
-            config = next
-            resolveSecrets = resolve
+            const entries = yield* Effect.forEach(begun, fresh)
+            const restarted = new Set(changes.restart)
+            const nextNames = enabledOf(next).map(([name]) => name)
             // Inside the batch: new tool rules and name_budget reach the catalog in the same one change.
             yield* live.set(next)
-            const restarted = new Set(changes.restart)
-            yield* state.replace((current) =>
-              current.reconfigured(
-                enabledOf(next).map(([name]) => name),
-                (name, instance) =>
-                  instance === undefined
-                    ? Instance.make(name)
-                    : restarted.has(name)
-                      ? Instance.respecified(instance)
-                      : instance
+            // One synchronous step: no reader sees an instance without its bookkeeping, or the old config for a new one.
+            yield* state.replace((current) => {
+              for (const name of [...changes.stop, ...changes.restart]) leave(name)
+              for (const entry of entries) enter(entry)
+              config = next
+              resolveSecrets = resolve
+              names.splice(0, names.length, ...nextNames)
+              return current.reconfigured(nextNames, (name, instance) =>
+                instance === undefined
+                  ? Instance.make(name)
+                  : restarted.has(name)
+                    ? Instance.respecified(instance)
+                    : instance
               )
-            )
+            })
             for (const name of begun) yield* FiberMap.run(fibers, name, supervise(name, next.sources[name]!))
             // The one change waits for the new children's first attempts (as a first list does), at most list_wait.
             yield* Effect.timeoutOption(
@@ -452,9 +462,7 @@ export class Sources extends Effect.Service<Sources>()("clawtool/Sources", {
       })
 
     const api: SourcesApi = {
-      get names() {
-        return state.get().names
-      },
+      names,
       awaitSettled: Effect.suspend(() =>
         Effect.forEach(Array.from(settled.values()), Deferred.await, { discard: true })
       ),
