@@ -7,10 +7,8 @@ import {
   MutableRef,
   Option,
   ParseResult,
-  PubSub,
   Schema,
-  SchemaAST as AST,
-  Stream
+  SchemaAST as AST
 } from "effect"
 import * as Fs from "node:fs/promises"
 import * as Os from "node:os"
@@ -147,22 +145,12 @@ export class Config extends Effect.Service<Config>()("clawtool/Config", {
 export interface LiveConfig {
   readonly get: () => ClawtoolConfig
   readonly set: (next: ClawtoolConfig) => Effect.Effect<void>
-  /** Emits after every `set`. */
-  readonly changes: Stream.Stream<ClawtoolConfig>
 }
 
 const makeLive = (initial: ClawtoolConfig): Effect.Effect<LiveConfig> =>
-  Effect.map(PubSub.unbounded<ClawtoolConfig>(), (changed) => {
+  Effect.sync(() => {
     const current = MutableRef.make(initial)
-    return {
-      get: () => current.current,
-      set: (next) =>
-        Effect.zipRight(
-          Effect.sync(() => MutableRef.set(current, next)),
-          PubSub.publish(changed, next)
-        ),
-      changes: Stream.fromPubSub(changed)
-    }
+    return { get: () => current.current, set: (next) => Effect.sync(() => MutableRef.set(current, next)) }
   })
 
 const load = Effect.fn("Config.load")(function* (
