@@ -51,6 +51,8 @@ const makeLayer = (initial: ReadonlyArray<InstanceTools>) =>
     const catalog = yield* Ref.make(initial)
     const calls = yield* Ref.make<ReadonlyArray<{ instance: string; request: CallToolRequest }>>([])
     const sources = new Sources({
+      reconfigure: () => Effect.dieMessage("not reloaded in this test"),
+      reportReload: () => Effect.void,
       names: ["fs", "gh", "off"],
       awaitSettled: Effect.void,
       awaitListed: Effect.void,
@@ -262,6 +264,8 @@ describe("Registry", () => {
         core_tools: new CoreToolsConfig({ enabled: false })
       })
       const sources = new Sources({
+        reconfigure: () => Effect.dieMessage("not reloaded in this test"),
+        reportReload: () => Effect.void,
         names: [],
         awaitSettled: Effect.void,
         awaitListed: Effect.void,

@@ -18,6 +18,8 @@ const setup = (configText: string) =>
     const routed = yield* Ref.make<ReadonlyArray<string>>([])
     const isUp = () => Effect.runSync(Deferred.isDone(up))
     const sources = new Sources({
+      reconfigure: () => Effect.dieMessage("not reloaded in this test"),
+      reportReload: () => Effect.void,
       names: ["fs"],
       awaitSettled: Effect.never,
       awaitListed: Effect.never,

@@ -35,8 +35,28 @@ export class HealthRow extends Schema.Class<HealthRow>("HealthRow")({
   /** Milliseconds since the running child finished initialize; null unless running. */
   uptimeMs: Schema.optionalWith(Schema.NullOr(Schema.Number), { default: () => null }),
   /** Lines the child wrote to stdout that were not JSON-RPC (dropped; the first 200 characters go to stderrTail). */
-  stdoutGarbage: Schema.optionalWith(Schema.Number, { default: () => 0 })
+  stdoutGarbage: Schema.optionalWith(Schema.Number, { default: () => 0 }),
+  /** "config": the row of the config itself, shown only while the last reload failed (ADR 016); a source otherwise. */
+  kind: Schema.optionalWith(Schema.Literal("source", "config"), { default: () => "source" as const })
 }) {}
+
+/**
+ * The row `serve` adds while its last reload was rejected: the running set is the one before it, and this says why
+ * the file's changes are not applied (`config … last reload failed: <file>:<line>: <key>: …`).
+ */
+export const reloadFailedRow = (file: string, detail: string): HealthRow =>
+  new HealthRow({
+    kind: "config",
+    name: "config",
+    status: "down",
+    reason: `last reload failed: ${detail}`,
+    toolCount: 0,
+    package: file,
+    pid: null,
+    startedAt: null,
+    startupMs: null,
+    stderrTail: []
+  })
 
 const runners = new Set(["npx", "bunx", "pnpx", "uvx", "pipx", "docker", "podman", "uv", "pnpm", "yarn", "deno", "bun"])
 const runnerVerbs = new Set(["run", "exec", "dlx", "x", "tool", "--rm", "-i", "-y", "--yes"])

@@ -3,7 +3,9 @@ import { ConfigChain } from "../domain/Environment.js"
 import { CurrentLimits } from "../domain/Limits.js"
 import { Config, ConfigLocation } from "../services/Config.js"
 import { Gateway } from "../services/Gateway.js"
+import { HostBridge } from "../services/HostBridge.js"
 import { Registry } from "../services/Registry.js"
+import { Reload } from "../services/Reload.js"
 import { Secrets } from "../services/Secrets.js"
 import { Sources } from "../services/Sources.js"
 import { TelemetryLive } from "./Telemetry.js"
@@ -50,10 +52,12 @@ export const HealthLive = (location: Location) =>
 /**
  * `clawtool serve`: Gateway over Registry over Sources, built once (layers are memoised per graph, so the
  * Config that Telemetry reads is the one Sources uses). Telemetry is built first so every service captures
- * its tracer, and closed last so the spans of the shutdown are flushed too.
+ * its tracer, and closed last so the spans of the shutdown are flushed too. Reload (ADR 016) shares the same Sources
+ * and HostBridge by that memoisation: HostBridge is provided to both, so whichever builds Sources first sees it.
  */
 export const ServeLive = (location: Location) =>
-  Gateway.Default.pipe(
+  Layer.merge(Gateway.Default, Reload.Default).pipe(
+    Layer.provide(HostBridge.Default),
     Layer.provide(TelemetryLive()),
     Layer.provide(FromConfigLive),
     Layer.provide(Config.Default),

@@ -1,4 +1,15 @@
-import { Array as Arr, Context, Either, Effect, Layer, Option, ParseResult, Schema, SchemaAST as AST } from "effect"
+import {
+  Array as Arr,
+  Context,
+  Either,
+  Effect,
+  Layer,
+  MutableRef,
+  Option,
+  ParseResult,
+  Schema,
+  SchemaAST as AST
+} from "effect"
 import * as Fs from "node:fs/promises"
 import * as Os from "node:os"
 import * as Path from "node:path"
@@ -93,7 +104,18 @@ export class Config extends Effect.Service<Config>()("clawtool/Config", {
   effect: Effect.gen(function* () {
     const location = yield* ConfigLocation
     const env = yield* ProcessEnv
-    return yield* load(resolveConfigPaths(location, env), parseConfigChain(env[configChainVariable]))
+    const paths = resolveConfigPaths(location, env)
+    const inherited = parseConfigChain(env[configChainVariable])
+    const loaded = yield* load(paths, inherited)
+    return {
+      ...loaded,
+      live: yield* makeLive(loaded.config),
+      /**
+       * The config file read again from the path as given (a re-pointed symlink is followed), for a reload (ADR 016).
+       * Unlike at start, a missing file is an error: a file being replaced must not stop every source.
+       */
+      reread: Effect.map(load(paths, inherited, { missingIsError: true }), ({ config }) => config)
+    }
   })
 }) {
   /** A Config with a fixed value, for tests of services that read it. */
@@ -109,18 +131,42 @@ export class Config extends Effect.Service<Config>()("clawtool/Config", {
         path: options.file ?? "config.toml",
         format: formatOf(options.file ?? "config.toml"),
         chain: { files: [], repeated: Option.none() },
-        config
+        config,
+        live: Effect.runSync(makeLive(config)),
+        reread: Effect.succeed(config)
       })
     )
 }
 
-const load = Effect.fn("Config.load")(function* (paths: ConfigPaths, inherited: ReadonlyArray<string>) {
+/**
+ * The config in effect while `serve` runs: `config` as read at start, then each reload's (ADR 016). Read
+ * synchronously by the catalog; one-shot commands never see it change.
+ */
+export interface LiveConfig {
+  readonly get: () => ClawtoolConfig
+  readonly set: (next: ClawtoolConfig) => Effect.Effect<void>
+}
+
+const makeLive = (initial: ClawtoolConfig): Effect.Effect<LiveConfig> =>
+  Effect.sync(() => {
+    const current = MutableRef.make(initial)
+    return { get: () => current.current, set: (next) => Effect.sync(() => MutableRef.set(current, next)) }
+  })
+
+const load = Effect.fn("Config.load")(function* (
+  paths: ConfigPaths,
+  inherited: ReadonlyArray<string>,
+  options: { readonly missingIsError?: boolean } = {}
+) {
   const { file, origin } = paths
   const text = yield* readText(file)
   const format = formatOf(file)
   const chain = yield* placeInChain(file, inherited)
   const base = { path: file, format, secretsFile: Option.some(paths.secretsFile), chain } as const
   if (Option.isNone(text)) {
+    if (options.missingIsError === true) {
+      return yield* new ConfigError({ reason: "NotFound", file, detail: "no such file (it was removed or renamed)" })
+    }
     if (origin === "flag" || origin === "env") {
       const given = origin === "flag" ? "--config" : "$CLAWTOOL_CONFIG"
       return yield* new ConfigError({ reason: "NotFound", file, detail: `no such file (given by ${given})` })

@@ -1,6 +1,7 @@
 import * as Path from "node:path"
 import { Deferred, Duration, Effect, Either, Option, Runtime } from "effect"
 import * as CallPlan from "../domain/CallPlan.js"
+import type { ClawtoolConfig } from "../domain/Config.js"
 import { CallError } from "../domain/Errors.js"
 import type { CallToolRequest, CallToolResult, JsonObject, Tool } from "../domain/Mcp.js"
 import * as WireName from "../domain/WireName.js"
@@ -22,6 +23,19 @@ import { Sources } from "./Sources.js"
 
 export type { Catalog, CatalogEntry } from "./Registry/Catalog.js"
 
+/** A `[tools."i.t"]` table for no configured source is only a warning (at start and after each reload). */
+export const warnUnknownSelectors = (config: ClawtoolConfig) =>
+  Effect.forEach(
+    Object.keys(config.tools),
+    (key) => {
+      const instance = key.slice(0, key.indexOf("."))
+      return config.sources[instance] === undefined
+        ? Effect.logWarning(`config: [tools."${key}"] names no configured source "${instance}"`)
+        : Effect.void
+    },
+    { discard: true }
+  )
+
 /** The same instances with the same tool arrays (Sources keeps an instance's array until its state changes). */
 const sameInput = (a: ReadonlyArray<InstanceTools>, b: ReadonlyArray<InstanceTools>) =>
   a.length === b.length && a.every((entry, i) => entry.instance === b[i]!.instance && entry.tools === b[i]!.tools)
@@ -36,7 +50,7 @@ export class Registry extends Effect.Service<Registry>()("clawtool/Registry", {
   effect: Effect.gen(function* () {
     const sources = yield* Sources
     const configService = yield* Config
-    const { config } = configService
+    const { config, live } = configService
     const secrets = yield* Effect.serviceOption(Secrets)
     const shell = Option.getOrUndefined(yield* Effect.serviceOption(BashRuns))
     const manifest = yield* Manifest.make(coreSpecs)
@@ -51,29 +65,32 @@ export class Registry extends Effect.Service<Registry>()("clawtool/Registry", {
     const roots = yield* coreRoots(config.roots, Path.dirname(configService.path))
     const runtime = yield* Effect.runtime<never>()
 
-    for (const key of Object.keys(config.tools)) {
-      const instance = key.slice(0, key.indexOf("."))
-      if (config.sources[instance] === undefined) {
-        yield* Effect.logWarning(`config: [tools."${key}"] names no configured source "${instance}"`)
-      }
-    }
+    yield* warnUnknownSelectors(config)
 
-    // The catalog is rebuilt only when some instance's tool list changed; the search index only when the hash did.
-    let built: { readonly input: ReadonlyArray<InstanceTools>; readonly catalog: Catalog } | undefined
+    // The catalog is rebuilt only when some instance's tool list or the config (a reload, ADR 016) changed; the search
+    // index only when the hash did. Tool rules, name_budget and hints come from the live config: no child restarts.
+    let built:
+      | {
+          readonly input: ReadonlyArray<InstanceTools>
+          readonly config: ClawtoolConfig
+          readonly catalog: Catalog
+        }
+      | undefined
     let index: ToolSearch.Index | undefined
 
     const catalogNow = (): Catalog => {
       const input = sources.catalogNow()
-      if (built !== undefined && sameInput(built.input, input)) return built.catalog
+      const current = live.get()
+      if (built !== undefined && built.config === current && sameInput(built.input, input)) return built.catalog
       const next = Catalogs.build({
-        mode: config.catalog,
+        mode: current.catalog,
         manifest,
         sources: input,
-        toolConfig: config.tools,
-        budget: config.name_budget,
+        toolConfig: current.tools,
+        budget: current.name_budget,
         coreDisabled
       })
-      built = { input, catalog: next }
+      built = { input, config: current, catalog: next }
       return next
     }
     const catalog: Effect.Effect<Catalog> = Effect.sync(catalogNow)

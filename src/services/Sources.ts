@@ -1,13 +1,14 @@
 import { Clock, Deferred, Duration, Effect, FiberMap, Option, Queue, Stream } from "effect"
-import type { SourceConfig } from "../domain/Config.js"
+import type { ClawtoolConfig, SourceConfig } from "../domain/Config.js"
+import * as ConfigDiff from "../domain/ConfigDiff.js"
 import { childEnvironment } from "../domain/Environment.js"
 import { type CallError, SourceError } from "../domain/Errors.js"
-import { type HealthRow, packageOf } from "../domain/Health.js"
+import { type HealthRow, packageOf, reloadFailedRow } from "../domain/Health.js"
 import type { CallToolRequest, CallToolResult } from "../domain/Mcp.js"
 import { CatalogCache, keyOf } from "./CatalogCache.js"
 import { Config } from "./Config.js"
 import { HostBridge, offlinePort } from "./HostBridge.js"
-import { Secrets } from "./Secrets.js"
+import { type ResolvedSource, Secrets } from "./Secrets.js"
 import { type CallOptions, type Connection, SourceClient } from "./SourceClient.js"
 import { Diagnostics } from "./Sources/Diagnostics.js"
 import * as Instance from "./Sources/Instance.js"
@@ -61,6 +62,17 @@ export interface SourcesApi {
   readonly awaitInstance: (instance: string) => Effect.Effect<void>
   /** Emits at once, then whenever any instance's state changes (status, catalog, restarts, next retry time). */
   readonly changes: Stream.Stream<void>
+  /**
+   * Applies a new config (ADR 016): added sources start, removed ones stop, ones whose spec (or resolved secrets)
+   * changed restart, the others keep their child. One change is emitted for all of it, once the started ones settled
+   * (at most `list_wait`), so the host gets at most one list_changed per kind. Returns what was done.
+   */
+  readonly reconfigure: (
+    next: ClawtoolConfig,
+    resolve: (instance: string, source: SourceConfig) => ResolvedSource
+  ) => Effect.Effect<ConfigDiff.ConfigDiff>
+  /** The config file's last reload: none once one succeeded, else why it was rejected (a Health row while it lasts). */
+  readonly reportReload: (failure: Option.Option<string>) => Effect.Effect<void>
 }
 
 /**
@@ -126,7 +138,7 @@ const counted = (connection: Connection, activity: Activity): Connection => {
 export class Sources extends Effect.Service<Sources>()("clawtool/Sources", {
   dependencies: [Config.Default, Secrets.Default, SourceClient.Default, CatalogCache.Default],
   scoped: Effect.gen(function* () {
-    const { config } = yield* Config
+    const { config: initial, path: configPath, live } = yield* Config
     const secrets = yield* Secrets
     const client = yield* SourceClient
     const cache = yield* CatalogCache
@@ -139,32 +151,54 @@ export class Sources extends Effect.Service<Sources>()("clawtool/Sources", {
     // Without a host (health, one-shot commands) no list is answered first: cached sources spawn at once.
     const hosted = Option.isSome(yield* Effect.serviceOption(HostBridge))
 
-    const configured = Object.entries(config.sources)
-      .filter(([, source]) => source.enabled)
-      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
-    const names = configured.map(([name]) => name)
+    /** Enabled sources of a config, sorted by name. */
+    const enabledOf = (from: ClawtoolConfig) =>
+      Object.entries(from.sources)
+        .filter(([, source]) => source.enabled)
+        .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    // The config and secrets in effect: the start's, then each reload's (ADR 016).
+    let config = initial
+    let resolveSecrets = secrets.resolve
+    const configured = enabledOf(config)
+    // Updated in place by a reload: the service object copies this member once (Effect.Service), so no getter.
+    const names: Array<string> = configured.map(([name]) => name)
 
-    const state = yield* makeRef(Snapshot.initial(names))
-    const diagnostics = new Map(names.map((name) => [name, new Diagnostics()]))
-    const settled = new Map(
-      yield* Effect.forEach(names, (name) => Effect.map(Deferred.make<void>(), (d) => [name, d] as const))
-    )
-    const listed = new Map(
-      yield* Effect.forEach(names, (name) => Effect.map(Deferred.make<void>(), (d) => [name, d] as const))
-    )
+    const state = yield* makeRef(Snapshot.initial([...names]))
+    // Per-instance bookkeeping, entered when an instance is configured (at start or by a reload) and left when removed.
+    const diagnostics = new Map<string, Diagnostics>()
+    const settled = new Map<string, Deferred.Deferred<void>>()
+    const listed = new Map<string, Deferred.Deferred<void>>()
+    // A request to an idle lazy source wakes its supervisor (a stale wake costs at most one early start).
+    const wakes = new Map<string, Queue.Queue<void>>()
+    const activity = new Map<string, Activity>()
+    /** A new instance's bookkeeping, made first and entered in one synchronous step (see reconfigure). */
+    const fresh = (name: string) =>
+      Effect.all({
+        name: Effect.succeed(name),
+        settled: Deferred.make<void>(),
+        listed: Deferred.make<void>(),
+        wake: Queue.sliding<void>(1)
+      })
+    const enter = (entry: Effect.Effect.Success<ReturnType<typeof fresh>>) => {
+      diagnostics.set(entry.name, new Diagnostics())
+      settled.set(entry.name, entry.settled)
+      listed.set(entry.name, entry.listed)
+      wakes.set(entry.name, entry.wake)
+      activity.set(entry.name, { inFlight: 0, lastUsed: 0 })
+    }
+    const leave = (name: string) => {
+      for (const map of [diagnostics, settled, listed, wakes, activity]) map.delete(name)
+    }
+    for (const entry of yield* Effect.forEach(names, fresh)) enter(entry)
     const settle = (name: string) =>
       Effect.zipRight(Deferred.succeed(listed.get(name)!, undefined), Deferred.succeed(settled.get(name)!, undefined))
     const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
-    // A request to an idle lazy source wakes its supervisor (a stale wake costs at most one early start).
-    const wakes = new Map(
-      yield* Effect.forEach(names, (name) => Effect.map(Queue.sliding<void>(1), (queue) => [name, queue] as const))
-    )
-    const activity = new Map(names.map((name): [string, Activity] => [name, { inFlight: 0, lastUsed: 0 }]))
+    let reloadFailure = Option.none<string>()
 
     /** The child's final launch: command, env and the persisted catalog's key; the key is absent without secrets. */
     const launchOf = (name: string, source: SourceConfig) =>
       Effect.map(host.clientCapabilities, (capabilities) => {
-        const resolved = secrets.resolve(name, source)
+        const resolved = resolveSecrets(name, source)
         const env = childEnvironment(process.env, source.env_passthrough, resolved.env)
         const key =
           resolved.missing.length > 0
@@ -346,6 +380,50 @@ export class Sources extends Effect.Service<Sources>()("clawtool/Sources", {
     const fibers = yield* FiberMap.make<string>()
     for (const [name, source] of configured) yield* FiberMap.run(fibers, name, supervise(name, source))
 
+    const reconfigure = (next: ClawtoolConfig, resolve: (instance: string, source: SourceConfig) => ResolvedSource) =>
+      Effect.gen(function* () {
+        const changes = ConfigDiff.diff(config, next, { old: resolveSecrets, next: resolve })
+        // Nothing changed: nothing restarted, nothing announced.
+        if (ConfigDiff.isEmpty(changes)) return changes
+        const begun = [...changes.start, ...changes.restart]
+        yield* state.batch(
+          Effect.gen(function* () {
+            // Stopped first (each child's process group, as at shutdown), so a restarted child never meets its old self.
+            yield* Effect.forEach([...changes.stop, ...changes.restart], (name) => FiberMap.remove(fibers, name), {
+              concurrency: "unbounded",
+              discard: true
+            })
+            const entries = yield* Effect.forEach(begun, fresh)
+            const restarted = new Set(changes.restart)
+            const nextNames = enabledOf(next).map(([name]) => name)
+            // Inside the batch: new tool rules and name_budget reach the catalog in the same one change.
+            yield* live.set(next)
+            // One synchronous step: no reader sees an instance without its bookkeeping, or the old config for a new one.
+            yield* state.replace((current) => {
+              for (const name of [...changes.stop, ...changes.restart]) leave(name)
+              for (const entry of entries) enter(entry)
+              config = next
+              resolveSecrets = resolve
+              names.splice(0, names.length, ...nextNames)
+              return current.reconfigured(nextNames, (name, instance) =>
+                instance === undefined
+                  ? Instance.make(name)
+                  : restarted.has(name)
+                    ? Instance.respecified(instance)
+                    : instance
+              )
+            })
+            for (const name of begun) yield* FiberMap.run(fibers, name, supervise(name, next.sources[name]!))
+            // The one change waits for the new children's first attempts (as a first list does), at most list_wait.
+            yield* Effect.timeoutOption(
+              Effect.forEach(begun, (name) => Deferred.await(settled.get(name)!), { discard: true }),
+              next.list_wait
+            )
+          })
+        )
+        return changes
+      }).pipe(Effect.withSpan("Sources.reconfigure"))
+
     const pastStarting = (instance: string) => {
       const current = state.get().instances.get(instance)
       return current === undefined || current._tag === "Running" || current._tag === "Down"
@@ -356,13 +434,14 @@ export class Sources extends Effect.Service<Sources>()("clawtool/Sources", {
         const current = state.get().instances.get(instance)
         const source = config.sources[instance]
         if (current === undefined || source === undefined || pastStarting(instance)) return Effect.void
+        const wake = wakes.get(instance)!
         activity.get(instance)!.lastUsed = Date.now()
         // Checked on every change, not once: an instance may turn idle while this waits (a lazy one loading its cache).
         // So is an eager one serving its cached catalog that has not spawned its child yet.
         const wakeIfIdle = Effect.suspend(() => {
           const now = state.get().instances.get(instance)
           return now?._tag === "Idle" || (now?._tag === "Starting" && now.cached && Option.isNone(now.startedAt))
-            ? Queue.offer(wakes.get(instance)!, undefined)
+            ? Queue.offer(wake, undefined)
             : Effect.void
         })
         return state.changes.pipe(
@@ -406,23 +485,34 @@ export class Sources extends Effect.Service<Sources>()("clawtool/Sources", {
 
     const api: SourcesApi = {
       names,
-      awaitSettled: Effect.forEach(Array.from(settled.values()), Deferred.await, { discard: true }),
-      awaitListed: Effect.forEach(Array.from(listed.values()), Deferred.await, { discard: true }),
+      awaitSettled: Effect.suspend(() =>
+        Effect.forEach(Array.from(settled.values()), Deferred.await, { discard: true })
+      ),
+      awaitListed: Effect.suspend(() => Effect.forEach(Array.from(listed.values()), Deferred.await, { discard: true })),
       catalogNow: () => state.get().catalog,
       connectionNow: (instance) => state.get().connection(instance),
       catalog: Effect.sync(() => state.get().catalog),
       running: Effect.sync(() => state.get().running),
       cachedSurface: (instance) => state.get().instances.get(instance)?.cachedSurface,
       health: Effect.map(Clock.currentTimeMillis, (at) => {
-        const { instances } = state.get()
-        return names.map((name) =>
+        const { instances, names } = state.get()
+        const rows = names.map((name) =>
           Instance.healthRow(instances.get(name)!, {
             package: packageOf(config.sources[name]!.command),
             diagnostics: diagnostics.get(name)!,
             now: at
           })
         )
+        return Option.match(reloadFailure, {
+          onNone: () => rows,
+          onSome: (why) => [reloadFailedRow(configPath, why), ...rows]
+        })
       }),
+      reconfigure,
+      reportReload: (failure) =>
+        Effect.sync(() => {
+          reloadFailure = failure
+        }),
       callTool,
       awaitInstance,
       connection: (instance) =>

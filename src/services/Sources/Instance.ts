@@ -191,6 +191,20 @@ export const failed = (self: Instance, error: SourceError, decision: Decision, a
 export const restarting = (self: Instance): Instance =>
   self._tag === "Down" ? Starting({ ...common(self), restarts: self.restarts + 1 }) : self
 
+/**
+ * A reload changed this instance's spec (ADR 016): its child is stopped and a new one starts from scratch. Its tools
+ * stay listed until the new child lists its own, as across a restart, so the host sees one change at most.
+ */
+export const respecified = (self: Instance): Instance =>
+  Starting({
+    ...common(self),
+    error: Option.none(),
+    startedAt: Option.none(),
+    startupMs: Option.none(),
+    restarts: 0,
+    cached: false
+  })
+
 /** The child serving calls, if the instance is running. */
 export const connectionOf = (self: Instance | undefined): Connection | undefined =>
   self?._tag === "Running" ? self.connection : undefined

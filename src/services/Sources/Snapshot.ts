@@ -45,6 +45,17 @@ export class Snapshot {
     return new Snapshot(names, new Map(names.map((name) => [name, Instance.make(name)])))
   }
 
+  /**
+   * The instances of a new config (ADR 016): kept ones keep their state, new ones and `fresh` ones (restarted with a
+   * new spec) start over as `fresh` says, removed ones are gone.
+   */
+  reconfigured(
+    names: ReadonlyArray<string>,
+    fresh: (name: string, current: Instance.Instance | undefined) => Instance.Instance
+  ): Snapshot {
+    return new Snapshot(names, new Map(names.map((name) => [name, fresh(name, this.instances.get(name))])))
+  }
+
   /** The same snapshot when `f` changes nothing. */
   update(name: string, f: (current: Instance.Instance) => Instance.Instance): Snapshot {
     const current = this.instances.get(name)
@@ -61,6 +72,13 @@ export class Snapshot {
 export interface SnapshotRef {
   readonly get: () => Snapshot
   readonly update: (name: string, f: (current: Instance.Instance) => Instance.Instance) => Effect.Effect<void>
+  /** Replaces the whole snapshot (a reload's new set of instances). */
+  readonly replace: (f: (current: Snapshot) => Snapshot) => Effect.Effect<void>
+  /**
+   * Runs `effect` with change notices held back, then emits ONE change: a reload is one settled change, so the host
+   * gets at most one list_changed per list kind for it (ADR 016). Readers still see every state at once.
+   */
+  readonly batch: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
   /** Emits once at once, then after every change. */
   readonly changes: Stream.Stream<void>
 }
@@ -68,16 +86,22 @@ export interface SnapshotRef {
 export const makeRef = (initial: Snapshot): Effect.Effect<SnapshotRef> =>
   Effect.map(PubSub.unbounded<void>(), (changed): SnapshotRef => {
     const current = MutableRef.make(initial)
+    let held = 0
+    const set = (before: Snapshot, after: Snapshot) => {
+      if (after === before) return Effect.void
+      MutableRef.set(current, after)
+      return held > 0 ? Effect.void : PubSub.publish(changed, undefined)
+    }
     return {
       get: () => current.current,
-      update: (name, f) =>
-        Effect.suspend(() => {
-          const before = current.current
-          const after = before.update(name, f)
-          if (after === before) return Effect.void
-          MutableRef.set(current, after)
-          return PubSub.publish(changed, undefined)
-        }),
+      update: (name, f) => Effect.suspend(() => set(current.current, current.current.update(name, f))),
+      replace: (f) => Effect.suspend(() => set(current.current, f(current.current))),
+      batch: (effect) =>
+        Effect.acquireUseRelease(
+          Effect.sync(() => held++),
+          () => effect,
+          () => Effect.suspend(() => (--held > 0 ? Effect.void : PubSub.publish(changed, undefined)))
+        ),
       // Subscribed before the first emission, so no change between the two is lost.
       changes: Stream.unwrapScoped(
         Effect.map(PubSub.subscribe(changed), (queue) =>

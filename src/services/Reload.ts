@@ -1,0 +1,124 @@
+import { Duration, Effect, Option, Stream } from "effect"
+import * as Fs from "node:fs"
+import * as Path from "node:path"
+import * as ConfigDiff from "../domain/ConfigDiff.js"
+import { Config, ProcessEnv } from "./Config.js"
+import { warnUnknownSelectors } from "./Registry.js"
+import { loadSecrets, makeSecrets, SecretStore } from "./Secrets.js"
+import { Sources } from "./Sources.js"
+
+/** Editors save in bursts (write, rename, chmod): one reload for all of it. */
+const debounce = Duration.millis(250)
+
+/** Settings read once at start: a reload that changes them says so instead of pretending. */
+const atStartOnly = ["limits", "observability", "list_wait"]
+
+/**
+ * Hot reload for `serve` (ADR 016): watches the config file and the secrets file (their folders, so a save by rename
+ * and a file briefly missing are seen) and SIGHUP; each settled burst re-reads both from the paths as given and hands
+ * the new config to Sources, which applies it per instance. An invalid config or secrets file is rejected as a whole:
+ * the running set stays as it was and Health shows why until a later reload succeeds.
+ */
+export class Reload extends Effect.Service<Reload>()("clawtool/Reload", {
+  dependencies: [Config.Default, Sources.Default],
+  scoped: Effect.gen(function* () {
+    const { path: configPath, reread, secretsFile } = yield* Config
+    const sources = yield* Sources
+    const env = yield* ProcessEnv
+
+    const read = Effect.gen(function* () {
+      const next = yield* reread
+      const store = Option.isSome(secretsFile) ? yield* loadSecrets(secretsFile.value) : SecretStore.empty
+      return { next, resolve: makeSecrets(store, env, next.sources, secretsFile).resolve }
+    })
+
+    /** One reload: read, then apply or reject. Never fails: a rejection is logged and shown in Health. */
+    const reload = read.pipe(
+      Effect.matchEffect({
+        onFailure: (error) =>
+          Effect.zipRight(
+            Effect.logError(`config reload rejected, the running sources are unchanged: ${error.message}`),
+            sources.reportReload(Option.some(error.message))
+          ),
+        onSuccess: ({ next, resolve }) =>
+          Effect.gen(function* () {
+            yield* sources.reportReload(Option.none())
+            const changes = yield* sources.reconfigure(next, resolve)
+            if (ConfigDiff.isEmpty(changes)) return yield* Effect.logInfo("config reloaded: nothing changed")
+            yield* warnUnknownSelectors(next)
+            const later = changes.settings.filter((key) => atStartOnly.includes(key))
+            if (later.length > 0) {
+              yield* Effect.logWarning(`config: ${later.join(", ")} changed; takes effect when serve restarts`)
+            }
+            yield* Effect.logInfo(
+              `config reloaded: started [${changes.start.join(", ")}], stopped [${changes.stop.join(", ")}], ` +
+                `restarted [${changes.restart.join(", ")}], kept [${changes.keep.join(", ")}]` +
+                (changes.settings.length > 0 ? `; settings changed: ${changes.settings.join(", ")}` : "")
+            )
+          })
+      }),
+      Effect.withSpan("Reload.reload")
+    )
+
+    const watched = yield* watchTargets([configPath, ...Option.toArray(secretsFile)])
+    yield* Stream.merge(watched, sighups).pipe(
+      Stream.debounce(debounce),
+      Stream.runForEach(() => reload),
+      Effect.forkScoped
+    )
+    return { reload } as const
+  })
+}) {}
+
+/** Every SIGHUP (which no longer ends the process while this stream runs). */
+const sighups: Stream.Stream<void> = Stream.async<void>((emit) => {
+  const onSignal = () => void emit.single(undefined)
+  process.on("SIGHUP", onSignal)
+  return Effect.sync(() => process.off("SIGHUP", onSignal))
+})
+
+/**
+ * Changes to these files, seen through their folders (an editor's rename-save replaces the file's inode; a watch on
+ * the file itself would go deaf). A symlinked file is watched at its link and at its target.
+ */
+const watchTargets = (files: ReadonlyArray<string>) =>
+  Effect.gen(function* () {
+    const targets = new Set<string>()
+    for (const file of files) {
+      targets.add(file)
+      const real = yield* Effect.orElseSucceed(
+        Effect.try(() => Fs.realpathSync(file)),
+        () => file
+      )
+      targets.add(real)
+    }
+    const folders = new Map<string, Set<string>>()
+    for (const target of targets) {
+      const names = folders.get(Path.dirname(target)) ?? new Set<string>()
+      names.add(Path.basename(target))
+      folders.set(Path.dirname(target), names)
+    }
+    return Stream.mergeAll(
+      [...folders].map(([folder, names]) => watchFolder(folder, names)),
+      { concurrency: "unbounded" }
+    )
+  })
+
+const watchFolder = (folder: string, names: ReadonlySet<string>): Stream.Stream<void> =>
+  Stream.asyncScoped<void>((emit) =>
+    Effect.acquireRelease(
+      Effect.try(() =>
+        Fs.watch(folder, { persistent: false }, (_event, name) => {
+          // Some platforms give no name: then any change in the folder may be ours.
+          if (name === null || names.has(name.toString())) void emit.single(undefined)
+        })
+      ),
+      (watcher) => Effect.sync(() => watcher.close())
+    ).pipe(
+      // A folder that goes away ends its watch; SIGHUP still reloads.
+      Effect.tap((watcher) => Effect.sync(() => watcher.on("error", () => watcher.close()))),
+      Effect.catchAll((error) =>
+        Effect.logDebug(`cannot watch ${folder} for config changes (${String(error.error)}); SIGHUP reloads`)
+      )
+    )
+  )
