@@ -338,6 +338,29 @@ describe("clawtool serve --listen (built CLI, SDK streamable HTTP clients as hos
     60_000
   )
 
+  it.scopedLive(
+    "an idle session expires after [http] session_idle; its id then gets 404",
+    () =>
+      Effect.gen(function* () {
+        const { config } = stubConfig([], `[http]\nsession_idle = "300ms"`)
+        const daemon = yield* startDaemon(config)
+        const headers = { host: `127.0.0.1:${daemon.port}`, "mcp-protocol-version": "2025-11-25" }
+        const init = yield* rawRequest(daemon.port, { headers, body: initializeBody })
+        assert.strictEqual(init.status, 200)
+        const id = String(init.headers["mcp-session-id"])
+        const ping = (sessionId: string) =>
+          rawRequest(daemon.port, {
+            headers: { ...headers, "mcp-session-id": sessionId },
+            body: JSON.stringify({ jsonrpc: "2.0", id: 2, method: "ping" })
+          })
+        assert.strictEqual((yield* ping(id)).status, 200)
+        // No request for longer than session_idle (the sweep runs every quarter of it): the session is gone.
+        yield* Effect.sleep("1500 millis")
+        assert.strictEqual((yield* ping(id)).status, 404)
+      }),
+    60_000
+  )
+
   it.live("a non-loopback address without a token is refused at start (exit 2, naming the setting)", () =>
     Effect.sync(() => {
       const { config } = stubConfig([])
