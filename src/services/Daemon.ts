@@ -1,4 +1,4 @@
-import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js"
+import type { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js"
 import { Deferred, Duration, Effect, FiberMap, Option, Runtime, Schedule } from "effect"
 import { randomUUID } from "node:crypto"
 import * as http from "node:http"
@@ -129,6 +129,10 @@ export class Daemon extends Effect.Service<Daemon>()("clawtool/Daemon", {
     const serve = (listenText: string) =>
       Effect.gen(function* () {
         const options = yield* settings(listenText)
+        // Loaded only here: stdio serve never pays for the HTTP transport and its Hono adapter (cold start, ADR 008).
+        const { StreamableHTTPServerTransport } = yield* Effect.promise(
+          () => import("@modelcontextprotocol/sdk/server/streamableHttp.js")
+        )
         const runtime = yield* Effect.runtime<never>()
         const run = Runtime.runPromise(runtime)
         const fibers = yield* FiberMap.make<string>()
