@@ -250,7 +250,18 @@ export class Gateway extends Effect.Service<Gateway>()("clawtool/Gateway", {
             }
             yield* registry.forward.checkTaskCall(instance.value)
           })
-          return runRpc(checked, extra.signal).then(() => run(counted, extra.signal).then(answer))
+          // A daemon session owns the tasks it creates: the child's task-related reverse requests are routed to it.
+          const owned =
+            daemon === undefined
+              ? counted
+              : Effect.tap(counted, (result) => {
+                  const taskId = (result as { task?: { taskId?: unknown } }).task?.taskId
+                  const route = SurfaceRoutes.routeTaskId(taskId)
+                  return typeof taskId === "string" && Either.isRight(route)
+                    ? daemon.ownTask(daemonId!, route.right.instance, route.right.taskId)
+                    : Effect.void
+                })
+          return runRpc(checked, extra.signal).then(() => run(owned, extra.signal).then(answer))
         }
 
         /**

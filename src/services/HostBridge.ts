@@ -121,6 +121,9 @@ interface SessionEntry {
   readonly subscriptions: Set<string>
 }
 
+/** The `_meta` key a child's request uses to name the task it belongs to. */
+export const relatedTaskKey = "io.modelcontextprotocol/related-task"
+
 const subscriptionKey = (instance: string, uri: string) => `${instance}\n${uri}`
 
 /**
@@ -187,10 +190,28 @@ export class HostBridge extends Effect.Service<HostBridge>()("clawtool/HostBridg
     }
     const refuse = (code: number, detail: string) => Effect.fail(new RpcError({ reason: "Unsupported", code, detail }))
 
-    /** A reverse request goes to the one session with a call in flight on that child; anything else is refused. */
+    /** Which session created each child task (`instance\nchild task id`): its reverse requests go there. */
+    const taskOwners = new Map<string, string>()
+    const relatedTask = (params: JsonObject | undefined): string | undefined => {
+      const meta = params?._meta
+      const related = typeof meta === "object" && meta !== null ? (meta as JsonObject)[relatedTaskKey] : undefined
+      const taskId = typeof related === "object" && related !== null ? (related as JsonObject).taskId : undefined
+      return typeof taskId === "string" ? taskId : undefined
+    }
+
+    /**
+     * A reverse request goes to the session owning its related task (`_meta` related-task) when known, else to the one
+     * session with a call in flight on that child; anything else is refused with why.
+     */
     const routeReverse = (instance: string, method: string, params: JsonObject | undefined) =>
       Effect.suspend(() => {
-        const owners = [...sessions.values()].filter((session) => (session.inFlight.get(instance) ?? 0) > 0)
+        const task = relatedTask(params)
+        const taskOwner =
+          task === undefined ? undefined : sessions.get(taskOwners.get(subscriptionKey(instance, task)) ?? "")
+        const owners =
+          taskOwner !== undefined
+            ? [taskOwner]
+            : [...sessions.values()].filter((session) => (session.inFlight.get(instance) ?? 0) > 0)
         if (owners.length === 0) {
           return refuse(RpcCode.InternalError, `${method}: no host session has a call in flight on "${instance}"`)
         }
@@ -289,11 +310,15 @@ export class HostBridge extends Effect.Service<HostBridge>()("clawtool/HostBridg
           else subscribers.delete(key)
           return on ? count === 1 : count === 0
         }),
+      /** Session `id` created task `taskId` (the child's id) on `instance`. */
+      ownTask: (id: string, instance: string, taskId: string) =>
+        Effect.sync(() => void taskOwners.set(subscriptionKey(instance, taskId), id)),
       /** The session is gone: the subscriptions nobody holds any more, and the level children should have now. */
       leave: (id: string) =>
         Effect.sync(() => {
           const session = sessions.get(id)
           sessions.delete(id)
+          for (const [key, owner] of taskOwners) if (owner === id) taskOwners.delete(key)
           const released: Array<{ readonly instance: string; readonly uri: string }> = []
           for (const key of session?.subscriptions ?? []) {
             const count = (subscribers.get(key) ?? 1) - 1
