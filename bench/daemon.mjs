@@ -7,7 +7,12 @@
 //    ONE stdio clawtool with its children.
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
+import { Server } from "@modelcontextprotocol/sdk/server/index.js"
+import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js"
+import { CallToolRequestSchema } from "@modelcontextprotocol/sdk/types.js"
 import { execFileSync, spawn } from "node:child_process"
+import { randomUUID } from "node:crypto"
+import * as http from "node:http"
 import { readFileSync, writeFileSync } from "node:fs"
 import * as Path from "node:path"
 import {
@@ -90,6 +95,36 @@ const measure = async (client, tool) => {
   }
 }
 
+/**
+ * The floor of the HTTP edge itself: the SDK's StreamableHTTPServerTransport in this process with an echo tool that
+ * answers on the next turn (no child, no clawtool). Reference, not a target.
+ */
+const sdkHttpFloor = async () => {
+  const transports = new Map()
+  const server = http.createServer(async (req, res) => {
+    const id = req.headers["mcp-session-id"]
+    if (id !== undefined) return transports.get(id).handleRequest(req, res)
+    const transport = new StreamableHTTPServerTransport({
+      sessionIdGenerator: randomUUID,
+      onsessioninitialized: (sid) => transports.set(sid, transport)
+    })
+    const mcp = new Server({ name: "floor", version: "1" }, { capabilities: { tools: {} } })
+    mcp.setRequestHandler(CallToolRequestSchema, async (request) => {
+      await new Promise((resolve) => setImmediate(resolve))
+      return { content: [{ type: "text", text: String(request.params.arguments?.text ?? "") }] }
+    })
+    await mcp.connect(transport)
+    await transport.handleRequest(req, res)
+  })
+  await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve))
+  const client = await httpClient(new URL(`http://127.0.0.1:${server.address().port}/mcp`))
+  const figures = await measure(client, "echo")
+  await client.close()
+  server.closeAllConnections()
+  server.close()
+  return figures
+}
+
 const overhead = async () => {
   log("overhead: direct stdio")
   const direct = await open([echoServer])
@@ -103,9 +138,12 @@ const overhead = async () => {
   await client.close()
   daemon.child.kill("SIGTERM")
   await new Promise((resolve) => daemon.child.once("exit", resolve))
+  log("overhead: SDK HTTP floor (in process)")
+  const floor = await sdkHttpFloor()
   return {
     direct: directFigures,
     daemon: daemonFigures,
+    sdkHttpFloor: floor,
     p50Ratio: round(daemonFigures.p50Ms / directFigures.p50Ms),
     throughputRatio: round(daemonFigures.c32PerSecond / directFigures.c32PerSecond)
   }
@@ -188,6 +226,9 @@ const main = async () => {
   console.log(`| --- | --- | --- | --- |`)
   console.log(`| tools/call p50 (c=1) | ${o.direct.p50Ms} ms | ${o.daemon.p50Ms} ms | ${o.p50Ratio} |`)
   console.log(`| tools/call c=32 | ${o.direct.c32PerSecond}/s | ${o.daemon.c32PerSecond}/s | ${o.throughputRatio} |`)
+  console.log(
+    `| reference: SDK HTTP server alone, in process (no child) | | p50 ${o.sdkHttpFloor.p50Ms} ms, c=32 ${o.sdkHttpFloor.c32PerSecond}/s | |`
+  )
   console.log(
     `| memory, 10 sources | one stdio ${m.oneStdio.mb} MB (${m.oneStdio.processes} processes); 5 stdio ${m.fiveStdioMb} MB | daemon + 5 sessions ${m.daemon.mb} MB (${m.daemon.processes} processes) | ${m.ratioToOneStdio} of one stdio (target <= ${targets.memoryRatio}) |`
   )
