@@ -14,7 +14,8 @@ import { withHelpText } from "./cli/HelpText.js"
 import * as Manage from "./cli/Manage.js"
 import { ConfigError } from "./domain/Errors.js"
 import { packageOf } from "./domain/Health.js"
-import { HealthLive, type Location, ServeLive, StaticLive } from "./layers/Main.js"
+import { DaemonLive, HealthLive, listenAddress, type Location, StaticLive } from "./layers/Main.js"
+import { Daemon } from "./services/Daemon.js"
 import { CatalogCache, cacheDir } from "./services/CatalogCache.js"
 import { Config, ConfigLocation, ProcessEnv, readText, resolveConfigPaths } from "./services/Config.js"
 import { Gateway } from "./services/Gateway.js"
@@ -171,14 +172,25 @@ const health = Command.make("health", { config, secrets, json }, (options) =>
   )
 )
 
-const serve = Command.make("serve", { config, secrets }, (options) =>
+const listen = Options.text("listen").pipe(
+  Options.withDescription(
+    "HOST:PORT: serve MCP streamable HTTP at http://HOST:PORT/mcp for many hosts at once instead of stdio (overrides [http] listen)"
+  ),
+  Options.optional
+)
+
+const serve = Command.make("serve", { config, secrets, listen }, (options) =>
   Effect.zipRight(
     requireSecretsFile(options),
-    Effect.flatMap(Gateway, (gateway) => gateway.serve).pipe(Effect.provide(ServeLive(options)))
+    Effect.gen(function* () {
+      const address = yield* listenAddress(options.listen)
+      if (Option.isSome(address)) return yield* Effect.flatMap(Daemon, (daemon) => daemon.serve(address.value))
+      return yield* Effect.flatMap(Gateway, (gateway) => gateway.serve)
+    }).pipe(Effect.provide(DaemonLive(options, options.listen)))
   )
 ).pipe(
   Command.withDescription(
-    "Serve every configured source as one MCP server over stdio (what an MCP host runs). Exits when stdin closes."
+    "Serve every configured source as one MCP server over stdio (what an MCP host runs; exits when stdin closes), or with --listen over HTTP for many hosts (until SIGTERM)."
   )
 )
 

@@ -115,7 +115,7 @@ describe("parseConfig (TOML)", () => {
     assert.strictEqual(error.reason, "Invalid")
     assert.strictEqual(
       error.message,
-      `config /x/config.toml:1 at profile: unknown key "profile"; known keys are sources, tools, name_budget, list_wait, observability, limits, roots, catalog, core_tools`
+      `config /x/config.toml:1 at profile: unknown key "profile"; known keys are sources, tools, name_budget, list_wait, observability, limits, roots, catalog, core_tools, http`
     )
   })
 

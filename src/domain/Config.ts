@@ -246,6 +246,39 @@ const CatalogMode = Schema.Literal("full", "search").annotations({
   message: (issue) => `catalog is "full" or "search", got ${JSON.stringify(issue.actual)}`
 })
 
+/** One reverse-request capability clawtool may declare to children in daemon mode (`[http] child_capabilities`). */
+export const ChildCapability = Schema.Literal("sampling", "elicitation", "roots").annotations({
+  message: (issue) =>
+    `child_capabilities entries are "sampling", "elicitation" or "roots", got ${JSON.stringify(issue.actual)}`
+})
+
+/**
+ * `[http]`: `clawtool serve --listen` (the shared daemon, docs/decisions/020). `token` may hold `${VAR}` references,
+ * resolved like a source's (secrets.toml [scopes.global], then the environment).
+ */
+export class HttpConfig extends Schema.Class<HttpConfig>("HttpConfig")({
+  /** HOST:PORT to serve MCP streamable HTTP on; `serve --listen` overrides it. Unset: serve speaks stdio. */
+  listen: Schema.optional(Schema.String.annotations({ description: `an address like "127.0.0.1:8765"` })),
+  /** The bearer token every /mcp request must carry; required when listening on a non-loopback address. */
+  token: Schema.optional(
+    Schema.String.annotations({ description: `a token or a reference like "\${CLAWTOOL_HTTP_TOKEN}"` })
+  ),
+  /** Extra Host header values ("host" or "host:port") accepted on /mcp besides the listen address. */
+  allowed_hosts: Schema.optionalWith(Schema.Array(Schema.String), { default: () => [] }),
+  /** Extra Origin values ("scheme://host[:port]") accepted on /mcp besides the listen address's own. */
+  allowed_origins: Schema.optionalWith(Schema.Array(Schema.String), { default: () => [] }),
+  /** A session with no request for this long is closed (hosts rarely send DELETE). */
+  session_idle: Schema.optionalWith(DurationString, { default: () => Duration.minutes(30) }),
+  /** No sessions: each POST stands alone (replicas behind a load balancer). */
+  stateless: Schema.optionalWith(Schema.Boolean, { default: () => false }),
+  /** What children are told the client supports in daemon mode (sessions come and go; children stay). */
+  child_capabilities: Schema.optionalWith(Schema.Array(ChildCapability), {
+    default: () => ["sampling", "elicitation", "roots"] as const
+  }),
+  /** Largest request body on /mcp, in bytes (413 above it). */
+  max_body: Schema.optionalWith(wholeBetween("max_body", 1024, 1024 * 1024 * 1024), { default: () => 4 * 1024 * 1024 })
+}) {}
+
 export class ClawtoolConfig extends Schema.Class<ClawtoolConfig>("ClawtoolConfig")({
   sources: Schema.optionalWith(
     Schema.Record({ key: InstanceName, value: SourceConfig.pipe(Schema.filter(checkSupervision)) }).annotations({
@@ -263,7 +296,8 @@ export class ClawtoolConfig extends Schema.Class<ClawtoolConfig>("ClawtoolConfig
   roots: Schema.optionalWith(Roots, { default: () => [] }),
   /** `search`: tools/list serves the alwaysLoad tools and CallTool; the rest are found through ToolSearch (ADR 025). */
   catalog: Schema.optionalWith(CatalogMode, { exact: true, default: () => "full" as const }),
-  core_tools: Schema.optionalWith(CoreToolsConfig, { default: () => new CoreToolsConfig({}) })
+  core_tools: Schema.optionalWith(CoreToolsConfig, { default: () => new CoreToolsConfig({}) }),
+  http: Schema.optionalWith(HttpConfig, { default: () => new HttpConfig({}) })
 }) {
   static readonly empty = new ClawtoolConfig({ sources: {} })
 }

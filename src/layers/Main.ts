@@ -1,9 +1,10 @@
-import { Effect, Layer, type Option } from "effect"
+import { Effect, Layer, Option } from "effect"
 import { ConfigChain } from "../domain/Environment.js"
 import { CurrentLimits } from "../domain/Limits.js"
 import { Config, ConfigLocation } from "../services/Config.js"
+import { Daemon } from "../services/Daemon.js"
 import { Gateway } from "../services/Gateway.js"
-import { HostBridge } from "../services/HostBridge.js"
+import { declaredCapabilities, HostBridge, SharedHosts } from "../services/HostBridge.js"
 import { Registry } from "../services/Registry.js"
 import { Reload } from "../services/Reload.js"
 import { Secrets } from "../services/Secrets.js"
@@ -61,5 +62,34 @@ export const ServeLive = (location: Location) =>
     Layer.provide(TelemetryLive()),
     Layer.provide(FromConfigLive),
     Layer.provide(Config.Default),
+    Layer.provide(ConfigLocation.layer(location))
+  )
+
+/** `serve --listen` or `[http] listen`: the address to serve HTTP on; none means stdio. */
+export const listenAddress = (flag: Option.Option<string>) =>
+  Effect.map(Config, ({ config }) => Option.orElse(flag, () => Option.fromNullable(config.http.listen)))
+
+/** In daemon mode children are shared by every session: they declare `[http] child_capabilities` (ADR 020). */
+const SharedHostsLive = (flag: Option.Option<string>) =>
+  Layer.unwrapEffect(
+    Effect.map(Effect.zip(listenAddress(flag), Config), ([listen, { config }]) =>
+      Option.isNone(listen)
+        ? Layer.empty
+        : Layer.succeed(SharedHosts, { childCapabilities: declaredCapabilities(config.http.child_capabilities) })
+    )
+  )
+
+/**
+ * `clawtool serve` with a possible `--listen`: the Gateway (stdio) and the Daemon (HTTP) over one graph; which one
+ * runs is decided by the command once the config is read, and the host side of the children follows it. Reload
+ * (ADR 016) shares the same Sources and HostBridge, as in ServeLive.
+ */
+export const DaemonLive = (location: Location, listen: Option.Option<string>) =>
+  Layer.mergeAll(Gateway.Default, Daemon.Default, Reload.Default).pipe(
+    Layer.provide(HostBridge.Default),
+    Layer.provide(TelemetryLive()),
+    Layer.provide(SharedHostsLive(listen)),
+    Layer.provide(FromConfigLive),
+    Layer.provideMerge(Config.Default),
     Layer.provide(ConfigLocation.layer(location))
   )

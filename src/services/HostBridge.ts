@@ -1,4 +1,5 @@
-import { Deferred, Effect, PubSub, Ref, type Queue, type Scope } from "effect"
+import { LoggingLevelSchema } from "@modelcontextprotocol/sdk/types.js"
+import { Context, Deferred, Effect, Option, PubSub, Ref, type Queue, type Scope } from "effect"
 import type { JsonObject } from "../domain/Mcp.js"
 import { RpcCode, RpcError } from "../domain/Surface.js"
 
@@ -94,6 +95,38 @@ export const hostWait = "10 seconds"
 export const spawnWait = "1 second"
 
 /**
+ * Daemon mode (`serve --listen`, ADR 020): many host sessions share the children. Children are told `capabilities`
+ * (from `[http] child_capabilities`), not a host's, and spawn at once. Absent: one host over stdio, as before.
+ */
+export class SharedHosts extends Context.Tag("clawtool/SharedHosts")<
+  SharedHosts,
+  { readonly childCapabilities: JsonObject }
+>() {}
+
+/** `[http] child_capabilities` as ClientCapabilities objects. */
+export const declaredCapabilities = (names: ReadonlyArray<"sampling" | "elicitation" | "roots">): JsonObject =>
+  Object.fromEntries(names.map((name) => [name, name === "roots" ? { listChanged: true } : {}]))
+
+const levels = LoggingLevelSchema.options as ReadonlyArray<string>
+
+/** One host session of the daemon, as the bridge routes to it. */
+interface SessionEntry {
+  /** Its initialize's capabilities; undefined until then (a stateless request never has any). */
+  capabilities: JsonObject | undefined
+  readonly request: HostLink["request"]
+  level: string | undefined
+  /** Calls in flight, by instance: a child's reverse request goes to the one session with a call on it. */
+  readonly inFlight: Map<string, number>
+  /** `instance\nchild URI` keys this session subscribed to. */
+  readonly subscriptions: Set<string>
+}
+
+/** The `_meta` key a child's request uses to name the task it belongs to. */
+export const relatedTaskKey = "io.modelcontextprotocol/related-task"
+
+const subscriptionKey = (instance: string, uri: string) => `${instance}\n${uri}`
+
+/**
  * The host side of the gateway as the lower layers see it, without the SDK: the Gateway attaches the host after
  * its initialize, children wait for that to learn what to declare, send reverse requests and notifications through
  * it, and the Gateway drains the notifications. Present only in `serve`; Sources falls back to `offlinePort`.
@@ -146,17 +179,170 @@ export class HostBridge extends Effect.Service<HostBridge>()("clawtool/HostBridg
         return yield* host.request(instance, method, params)
       })
 
-    const port: HostPort = {
-      ready: Deferred.await(initialized),
-      clientCapabilities: Deferred.await(declared),
-      request,
-      notify: (notification) => void notifications.unsafeOffer(notification),
-      logLevel: Ref.get(level),
-      subscriptions: (instance) => Effect.sync(() => [...(subscribed.get(instance) ?? [])])
+    // === daemon mode: N sessions ===================================================================================
+    const shared = yield* Effect.serviceOption(SharedHosts)
+    const sessions = new Map<string, SessionEntry>()
+    /** Sessions subscribed to each `instance\nuri`: the child hears subscribe on the first, unsubscribe on the last. */
+    const subscribers = new Map<string, number>()
+    const lowestLevel = (): string | undefined => {
+      const asked = [...sessions.values()].flatMap((session) => (session.level === undefined ? [] : [session.level]))
+      return asked.length === 0 ? undefined : asked.reduce((a, b) => (levels.indexOf(a) <= levels.indexOf(b) ? a : b))
+    }
+    const refuse = (code: number, detail: string) => Effect.fail(new RpcError({ reason: "Unsupported", code, detail }))
+
+    /** Which session created each child task (`instance\nchild task id`): its reverse requests go there. */
+    const taskOwners = new Map<string, string>()
+    const relatedTask = (params: JsonObject | undefined): string | undefined => {
+      const meta = params?._meta
+      const related = typeof meta === "object" && meta !== null ? (meta as JsonObject)[relatedTaskKey] : undefined
+      const taskId = typeof related === "object" && related !== null ? (related as JsonObject).taskId : undefined
+      return typeof taskId === "string" ? taskId : undefined
+    }
+
+    /**
+     * A reverse request goes to the session owning its related task (`_meta` related-task) when known, else to the one
+     * session with a call in flight on that child; anything else is refused with why.
+     */
+    const routeReverse = (instance: string, method: string, params: JsonObject | undefined) =>
+      Effect.suspend(() => {
+        const task = relatedTask(params)
+        const taskOwner =
+          task === undefined ? undefined : sessions.get(taskOwners.get(subscriptionKey(instance, task)) ?? "")
+        const owners =
+          taskOwner !== undefined
+            ? [taskOwner]
+            : [...sessions.values()].filter((session) => (session.inFlight.get(instance) ?? 0) > 0)
+        if (owners.length === 0) {
+          return refuse(RpcCode.InternalError, `${method}: no host session has a call in flight on "${instance}"`)
+        }
+        if (owners.length > 1) {
+          return refuse(
+            RpcCode.InternalError,
+            `${method}: ${owners.length} host sessions have calls in flight on "${instance}", so it cannot be routed`
+          )
+        }
+        const owner = owners[0]!
+        const capability = reverseCapability[method]
+        if (capability !== undefined && owner.capabilities?.[capability] === undefined) {
+          return refuse(
+            RpcCode.MethodNotFound,
+            `${method}: the host session with the call in flight did not declare the ${capability} capability`
+          )
+        }
+        return owner.request(instance, method, params)
+      })
+
+    const port: HostPort = Option.isNone(shared)
+      ? {
+          ready: Deferred.await(initialized),
+          clientCapabilities: Deferred.await(declared),
+          request,
+          notify: (notification) => void notifications.unsafeOffer(notification),
+          logLevel: Ref.get(level),
+          subscriptions: (instance) => Effect.sync(() => [...(subscribed.get(instance) ?? [])])
+        }
+      : {
+          ready: Effect.void,
+          clientCapabilities: Effect.succeed(shared.value.childCapabilities),
+          request: routeReverse,
+          notify: (notification) => void notifications.unsafeOffer(notification),
+          logLevel: Effect.sync(lowestLevel),
+          subscriptions: (instance) =>
+            Effect.sync(() =>
+              [...subscribers.keys()].flatMap((key) => {
+                const [owner, uri] = key.split("\n") as [string, string]
+                return owner === instance ? [uri] : []
+              })
+            )
+        }
+
+    /** Daemon sessions: what the Gateway calls as sessions come, change and go. */
+    const daemon = {
+      enabled: Option.isSome(shared),
+      join: (id: string, request: HostLink["request"]) =>
+        Effect.sync(() =>
+          sessions.set(id, {
+            capabilities: undefined,
+            request,
+            level: undefined,
+            inFlight: new Map(),
+            subscriptions: new Set()
+          })
+        ),
+      declare: (id: string, capabilities: JsonObject) =>
+        Effect.sync(() => {
+          const session = sessions.get(id)
+          if (session !== undefined) session.capabilities = capabilities
+        }),
+      /** Sets the session's level; the level children should have now (the lowest any session asked for). */
+      setLevel: (id: string, value: string) =>
+        Effect.sync(() => {
+          const session = sessions.get(id)
+          if (session !== undefined) session.level = value
+          return lowestLevel()
+        }),
+      /** Runs `effect` counted as a call of session `id` in flight on `instance`. */
+      inFlight: <A, E, R>(id: string, instance: string, effect: Effect.Effect<A, E, R>) =>
+        Effect.acquireUseRelease(
+          Effect.sync(() => {
+            const counts = sessions.get(id)?.inFlight
+            counts?.set(instance, (counts.get(instance) ?? 0) + 1)
+          }),
+          () => effect,
+          () =>
+            Effect.sync(() => {
+              const counts = sessions.get(id)?.inFlight
+              const left = (counts?.get(instance) ?? 1) - 1
+              if (left <= 0) counts?.delete(instance)
+              else counts?.set(instance, left)
+            })
+        ),
+      /** Records the session's (un)subscription; true when the child must hear it (first in, last out). */
+      subscription: (id: string, instance: string, uri: string, on: boolean) =>
+        Effect.sync(() => {
+          const session = sessions.get(id)
+          const key = subscriptionKey(instance, uri)
+          if (session === undefined || session.subscriptions.has(key) === on) return false
+          if (on) session.subscriptions.add(key)
+          else session.subscriptions.delete(key)
+          const count = (subscribers.get(key) ?? 0) + (on ? 1 : -1)
+          if (count > 0) subscribers.set(key, count)
+          else subscribers.delete(key)
+          return on ? count === 1 : count === 0
+        }),
+      /** Session `id` created task `taskId` (the child's id) on `instance`. */
+      ownTask: (id: string, instance: string, taskId: string) =>
+        Effect.sync(() => void taskOwners.set(subscriptionKey(instance, taskId), id)),
+      /** The session is gone: the subscriptions nobody holds any more, and the level children should have now. */
+      leave: (id: string) =>
+        Effect.sync(() => {
+          const session = sessions.get(id)
+          sessions.delete(id)
+          for (const [key, owner] of taskOwners) if (owner === id) taskOwners.delete(key)
+          const released: Array<{ readonly instance: string; readonly uri: string }> = []
+          for (const key of session?.subscriptions ?? []) {
+            const count = (subscribers.get(key) ?? 1) - 1
+            if (count > 0) subscribers.set(key, count)
+            else {
+              subscribers.delete(key)
+              const [instance, uri] = key.split("\n") as [string, string]
+              released.push({ instance, uri })
+            }
+          }
+          return { released, level: lowestLevel(), hadLevel: session?.level !== undefined }
+        }),
+      size: Effect.sync(() => sessions.size)
+    } as const
+
+    // No host to wait for: children spawn at once and declare what the config says.
+    if (Option.isSome(shared)) {
+      yield* Deferred.succeed(initialized, undefined)
+      yield* Deferred.succeed(declared, shared.value.childCapabilities)
     }
 
     return {
       port,
+      daemon,
       /** Called by the Gateway once its answer to the host's initialize is out: children may spawn. */
       answered: Deferred.succeed(initialized, undefined),
       /** Called by the Gateway when the host has initialized: children declare its capabilities from now on. */

@@ -40,3 +40,13 @@ export const serialised = (result: unknown, fallback: (cause: unknown) => unknow
     return rawResult(JSON.stringify(fallback(cause)))
   }
 }
+
+/** The same check for a transport that serialises objects itself (HTTP): the result, or `fallback` if it cannot be. */
+export const serialisable = (result: unknown, fallback: (cause: unknown) => unknown): unknown => {
+  try {
+    JSON.stringify(result)
+    return result
+  } catch (cause) {
+    return fallback(cause)
+  }
+}

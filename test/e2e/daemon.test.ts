@@ -1,0 +1,453 @@
+import { assert, beforeAll, describe, it } from "@effect/vitest"
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js"
+import {
+  CallToolResultSchema,
+  CreateMessageRequestSchema,
+  LoggingMessageNotificationSchema,
+  ResourceUpdatedNotificationSchema
+} from "@modelcontextprotocol/sdk/types.js"
+import { Effect } from "effect"
+import * as fs from "node:fs"
+import * as path from "node:path"
+import { ensureBuilt, exitOf, runCli, writeConfig } from "../lib/cli.js"
+import { callTool, httpClient, initializeBody, messagesOf, rawRequest, startDaemon, textOf } from "../lib/daemon.js"
+import { eventually, isAlive, stubCommand, tempDir } from "../lib/sources.js"
+
+beforeAll(ensureBuilt, 120_000)
+
+/** The pids the stub recorded at each start: one line per child process ever started. */
+const startsOf = (file: string) =>
+  fs.existsSync(file)
+    ? fs
+        .readFileSync(file, "utf8")
+        .split("\n")
+        .filter((line) => line !== "")
+        .map(Number)
+    : []
+
+const stubConfig = (flags: ReadonlyArray<string>, extra = "") => {
+  const starts = path.join(tempDir(), "starts")
+  const config = writeConfig(`
+    ${extra}
+    [sources.stub]
+    command = ${stubCommand(...flags, "--record-start", starts)}
+  `)
+  return { config, starts }
+}
+
+describe("clawtool serve --listen (built CLI, SDK streamable HTTP clients as hosts)", () => {
+  for (const sessions of [2, 10]) {
+    it.scopedLive(
+      `${sessions} concurrent sessions share one child (one pid) with no cross-talk`,
+      () =>
+        Effect.gen(function* () {
+          const { config, starts } = stubConfig([])
+          const daemon = yield* startDaemon(config)
+          const clients = yield* Effect.forEach(Array.from({ length: sessions }), () => httpClient(daemon.url), {
+            concurrency: "unbounded"
+          })
+          // Every session calls at once, several times: each answer is its own.
+          const answers = yield* Effect.forEach(
+            clients.flatMap(({ client }, session) =>
+              Array.from({ length: 5 }, (_, call) => ({ client, text: `s${session}-c${call}` }))
+            ),
+            ({ client, text }) =>
+              Effect.map(callTool(client, "stub__echo", { text }), (result) => [text, result] as const),
+            { concurrency: "unbounded" }
+          )
+          for (const [text, result] of answers) assert.strictEqual(textOf(result), `echo:${text}`)
+          const pids = startsOf(starts)
+          assert.strictEqual(pids.length, 1, `one child for ${sessions} sessions, got pids ${pids.join(",")}`)
+          // Distinct sessions: each client got its own session id.
+          const ids = new Set(clients.map(({ transport }) => transport.sessionId))
+          assert.strictEqual(ids.size, sessions)
+        }),
+      120_000
+    )
+  }
+
+  it.scopedLive(
+    "log level per session: the child gets the lowest level asked, each session only what it asked for",
+    () =>
+      Effect.gen(function* () {
+        const { config } = stubConfig(["--logging"])
+        const daemon = yield* startDaemon(config)
+        const received = { quiet: [] as Array<string>, chatty: [] as Array<string> }
+        const listen = (into: Array<string>) => (client: Client) =>
+          client.setNotificationHandler(LoggingMessageNotificationSchema, (notification) => {
+            into.push(String((notification.params.data as { text?: string } | string | undefined) ?? ""))
+          })
+        const quiet = yield* httpClient(daemon.url, { setup: listen(received.quiet) })
+        const chatty = yield* httpClient(daemon.url, { setup: listen(received.chatty) })
+        yield* Effect.promise(() => quiet.client.setLoggingLevel("error"))
+        yield* Effect.promise(() => chatty.client.setLoggingLevel("debug"))
+        // Both standalone streams are open once an error-level message reaches both sessions.
+        let warm = 0
+        while (!(received.quiet.some((t) => t.includes("warm")) && received.chatty.some((t) => t.includes("warm")))) {
+          yield* callTool(chatty.client, "stub__log", { level: "error", text: `warm${warm++}` })
+          yield* Effect.sleep("100 millis")
+          if (warm > 100) assert.fail("the sessions' notification streams never opened")
+        }
+        // The child is at debug (the lowest asked): it logs info.
+        assert.strictEqual(
+          textOf(yield* callTool(quiet.client, "stub__log", { level: "info", text: "info-1" })),
+          "logged"
+        )
+        yield* callTool(quiet.client, "stub__log", { level: "error", text: "error-1" })
+        yield* eventually(
+          () => received.quiet.some((t) => t.includes("error-1")) && received.chatty.some((t) => t.includes("error-1")),
+          10_000,
+          "error-1 in both sessions"
+        )
+        assert.isTrue(received.chatty.some((t) => t.includes("info-1")))
+        assert.isFalse(
+          received.quiet.some((t) => t.includes("info-1")),
+          "the error-level session got an info message"
+        )
+        // The chatty session leaves: the child goes back to the lowest level left (error) and ignores info.
+        yield* Effect.promise(() => chatty.transport.terminateSession())
+        yield* Effect.promise(() => chatty.client.close())
+        const after = yield* Effect.gen(function* () {
+          for (let attempt = 0; attempt < 50; attempt++) {
+            const text = textOf(yield* callTool(quiet.client, "stub__log", { level: "info", text: "info-2" }))
+            if (text === "ignored") return text
+            yield* Effect.sleep("100 millis")
+          }
+          return "logged"
+        })
+        assert.strictEqual(after, "ignored")
+      }),
+    120_000
+  )
+
+  it.scopedLive(
+    "progress, cancel and session end per session: a closed session's call is cancelled at the child",
+    () =>
+      Effect.gen(function* () {
+        const { config } = stubConfig([])
+        const daemon = yield* startDaemon(config)
+        const a = yield* httpClient(daemon.url)
+        const b = yield* httpClient(daemon.url)
+        const progress = { a: 0, b: 0 }
+        const [resultA, resultB] = yield* Effect.all(
+          [
+            callTool(a.client, "stub__slow", { ms: 300, steps: 3 }, { onprogress: () => progress.a++ }),
+            callTool(b.client, "stub__slow", { ms: 300, steps: 3 }, { onprogress: () => progress.b++ })
+          ],
+          { concurrency: "unbounded" }
+        )
+        assert.isNotTrue(resultA.isError)
+        assert.isNotTrue(resultB.isError)
+        // The last progress can be dropped by any SDK hop (sdk-notes): at least one each, each on its own session.
+        assert.isAtLeast(progress.a, 1)
+        assert.isAtLeast(progress.b, 1)
+
+        // Cancel: A aborts its call; the child hears it.
+        const controller = new AbortController()
+        const cancelled = yield* Effect.fork(
+          Effect.either(
+            Effect.tryPromise(() =>
+              a.client.request(
+                { method: "tools/call", params: { name: "stub__slow", arguments: { ms: 30_000, steps: 30 } } },
+                CallToolResultSchema,
+                { signal: controller.signal, onprogress: () => controller.abort() }
+              )
+            )
+          )
+        )
+        yield* cancelled.await
+        const countOf = Effect.map(callTool(b.client, "stub__cancelled"), (result) => Number(textOf(result)))
+        yield* Effect.gen(function* () {
+          for (let attempt = 0; attempt < 100 && (yield* countOf) < 1; attempt++) yield* Effect.sleep("100 millis")
+        })
+        assert.strictEqual(yield* countOf, 1)
+
+        // Session end: B's call in flight is cancelled when B's session is deleted.
+        let started = false
+        yield* Effect.fork(
+          Effect.either(
+            Effect.tryPromise(() =>
+              b.client.request(
+                { method: "tools/call", params: { name: "stub__slow", arguments: { ms: 30_000, steps: 30 } } },
+                CallToolResultSchema,
+                { onprogress: () => (started = true), timeout: 60_000 }
+              )
+            )
+          )
+        )
+        yield* eventually(() => started, 10_000, "B's slow call to start")
+        yield* Effect.promise(() => b.transport.terminateSession())
+        const countA = Effect.map(callTool(a.client, "stub__cancelled"), (result) => Number(textOf(result)))
+        yield* Effect.gen(function* () {
+          for (let attempt = 0; attempt < 100 && (yield* countA) < 2; attempt++) yield* Effect.sleep("100 millis")
+        })
+        assert.strictEqual(yield* countA, 2)
+      }),
+    120_000
+  )
+
+  it.scopedLive(
+    "subscriptions are counted per session toward the child; updates reach only subscribed sessions",
+    () =>
+      Effect.gen(function* () {
+        const { config } = stubConfig(["--resources", "--subscribe"])
+        const daemon = yield* startDaemon(config)
+        const updates = { a: 0, b: 0 }
+        const a = yield* httpClient(daemon.url, {
+          setup: (client) => client.setNotificationHandler(ResourceUpdatedNotificationSchema, () => void updates.a++)
+        })
+        const b = yield* httpClient(daemon.url, {
+          setup: (client) => client.setNotificationHandler(ResourceUpdatedNotificationSchema, () => void updates.b++)
+        })
+        const { resources } = yield* Effect.promise(() => a.client.listResources())
+        const uri = resources.find((resource) => resource.uri.includes("info"))?.uri
+        assert.isDefined(uri)
+        const subscribed = Effect.map(callTool(a.client, "stub__subscribed"), textOf)
+        yield* Effect.promise(() => a.client.subscribeResource({ uri: uri! }))
+        yield* Effect.promise(() => b.client.subscribeResource({ uri: uri! }))
+        assert.include(yield* subscribed, "stub://info")
+        // A leaves the subscription: the child stays subscribed for B, and only B hears the update.
+        yield* Effect.promise(() => a.client.unsubscribeResource({ uri: uri! }))
+        assert.include(yield* subscribed, "stub://info")
+        yield* Effect.gen(function* () {
+          for (let attempt = 0; attempt < 100 && updates.b === 0; attempt++) {
+            yield* callTool(b.client, "stub__touch")
+            yield* Effect.sleep("100 millis")
+          }
+        })
+        assert.isAtLeast(updates.b, 1)
+        assert.strictEqual(updates.a, 0)
+        // The last subscriber leaves (its session ends): the child is unsubscribed.
+        yield* Effect.promise(() => b.transport.terminateSession())
+        const left = yield* Effect.gen(function* () {
+          for (let attempt = 0; attempt < 50; attempt++) {
+            const text = yield* subscribed
+            if (!text.includes("stub://info")) return text
+            yield* Effect.sleep("100 millis")
+          }
+          return yield* subscribed
+        })
+        assert.notInclude(left, "stub://info")
+      }),
+    120_000
+  )
+
+  it.scopedLive(
+    "a child's sampling request reaches the session whose call is in flight; refused when ambiguous or undeclared",
+    () =>
+      Effect.gen(function* () {
+        const { config } = stubConfig(["--reverse"])
+        const daemon = yield* startDaemon(config)
+        const answering = (name: string) => (client: Client) =>
+          client.setRequestHandler(CreateMessageRequestSchema, async () => ({
+            model: name,
+            role: "assistant" as const,
+            content: { type: "text" as const, text: `from ${name}` }
+          }))
+        const a = yield* httpClient(daemon.url, { capabilities: { sampling: {} }, setup: answering("A") })
+        const b = yield* httpClient(daemon.url, { capabilities: { sampling: {} }, setup: answering("B") })
+        const plain = yield* httpClient(daemon.url)
+        const ask = (client: Client) =>
+          Effect.map(callTool(client, "stub__ask", { method: "sampling/createMessage" }), textOf)
+        assert.include(yield* ask(a.client), "from A")
+        assert.include(yield* ask(b.client), "from B")
+        const undeclared = yield* ask(plain.client)
+        assert.include(undeclared, "did not declare the sampling capability")
+        // While A has a call in flight on the same child, B's child request cannot be routed.
+        let started = false
+        const slow = yield* Effect.fork(
+          callTool(a.client, "stub__slow", { ms: 3000, steps: 30 }, { onprogress: () => (started = true) })
+        )
+        yield* eventually(() => started, 10_000, "A's slow call to start")
+        const ambiguous = yield* ask(b.client)
+        assert.include(ambiguous, "cannot be routed")
+        yield* slow.await
+      }),
+    120_000
+  )
+
+  it.scopedLive(
+    "bearer token: 401 with WWW-Authenticate without it or with a wrong one; the right one works",
+    () =>
+      Effect.gen(function* () {
+        const { config } = stubConfig([], `[http]\ntoken = "\${CLAWTOOL_HTTP_TOKEN}"`)
+        const daemon = yield* startDaemon(config, { env: { CLAWTOOL_HTTP_TOKEN: "s3cret-token" } })
+        const missing = yield* rawRequest(daemon.port, {
+          headers: { host: `127.0.0.1:${daemon.port}` },
+          body: initializeBody
+        })
+        assert.strictEqual(missing.status, 401)
+        assert.match(String(missing.headers["www-authenticate"]), /^Bearer /)
+        const wrong = yield* rawRequest(daemon.port, {
+          headers: { host: `127.0.0.1:${daemon.port}`, authorization: "Bearer nope" },
+          body: initializeBody
+        })
+        assert.strictEqual(wrong.status, 401)
+        const { client } = yield* httpClient(daemon.url, { token: "s3cret-token" })
+        assert.strictEqual(textOf(yield* callTool(client, "stub__echo", { text: "ok" })), "echo:ok")
+        // Probes need no token.
+        assert.strictEqual((yield* rawRequest(daemon.port, { method: "GET", path: "/healthz" })).status, 200)
+        assert.notInclude(daemon.stderr(), "s3cret-token")
+      }),
+    60_000
+  )
+
+  it.scopedLive(
+    "403 for a foreign Host or Origin, 413 past max_body, 400 -32700 for malformed JSON, 404 for a gone session",
+    () =>
+      Effect.gen(function* () {
+        const { config } = stubConfig([], `[http]\nmax_body = 2048\nallowed_origins = ["https://app.example"]`)
+        const daemon = yield* startDaemon(config)
+        const local = `127.0.0.1:${daemon.port}`
+        const foreignHost = yield* rawRequest(daemon.port, {
+          headers: { host: `evil.example:${daemon.port}` },
+          body: initializeBody
+        })
+        assert.strictEqual(foreignHost.status, 403)
+        const foreignOrigin = yield* rawRequest(daemon.port, {
+          headers: { host: local, origin: "http://evil.example" },
+          body: initializeBody
+        })
+        assert.strictEqual(foreignOrigin.status, 403)
+        // Every loopback spelling of the listen address counts, and a configured origin passes.
+        for (const headers of <ReadonlyArray<Record<string, string>>>[
+          { host: `localhost:${daemon.port}` },
+          { host: local, origin: `http://localhost:${daemon.port}` },
+          { host: local, origin: "https://app.example" }
+        ]) {
+          const ok = yield* rawRequest(daemon.port, { headers, body: initializeBody })
+          assert.strictEqual(ok.status, 200, JSON.stringify(headers))
+        }
+        const big = yield* rawRequest(daemon.port, {
+          headers: { host: local },
+          body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "ping", params: { pad: "x".repeat(4096) } })
+        })
+        assert.strictEqual(big.status, 413)
+        const malformed = yield* rawRequest(daemon.port, { headers: { host: local }, body: "{not json" })
+        assert.strictEqual(malformed.status, 400)
+        assert.strictEqual((JSON.parse(malformed.body) as { error: { code: number } }).error.code, -32700)
+        const gone = yield* rawRequest(daemon.port, {
+          headers: { host: local, "mcp-session-id": "no-such-session" },
+          body: JSON.stringify({ jsonrpc: "2.0", id: 2, method: "ping" })
+        })
+        assert.strictEqual(gone.status, 404)
+        // Nothing crashed: a real session still works.
+        const { client } = yield* httpClient(daemon.url)
+        assert.strictEqual(textOf(yield* callTool(client, "stub__echo", { text: "still" })), "echo:still")
+      }),
+    60_000
+  )
+
+  it.scopedLive(
+    "an idle session expires after [http] session_idle; its id then gets 404",
+    () =>
+      Effect.gen(function* () {
+        const { config } = stubConfig([], `[http]\nsession_idle = "300ms"`)
+        const daemon = yield* startDaemon(config)
+        const headers = { host: `127.0.0.1:${daemon.port}`, "mcp-protocol-version": "2025-11-25" }
+        const init = yield* rawRequest(daemon.port, { headers, body: initializeBody })
+        assert.strictEqual(init.status, 200)
+        const id = String(init.headers["mcp-session-id"])
+        const ping = (sessionId: string) =>
+          rawRequest(daemon.port, {
+            headers: { ...headers, "mcp-session-id": sessionId },
+            body: JSON.stringify({ jsonrpc: "2.0", id: 2, method: "ping" })
+          })
+        // No request for longer than session_idle (the sweep runs every quarter of it): the session is closed. Each
+        // ping that still finds it counts as use, so the probes are spaced well beyond session_idle.
+        let status = 0
+        for (let attempt = 0; attempt < 20 && status !== 404; attempt++) {
+          yield* Effect.sleep("1 second")
+          status = (yield* ping(id)).status
+        }
+        assert.strictEqual(status, 404)
+      }),
+    60_000
+  )
+
+  it.live("a non-loopback address without a token is refused at start (exit 2, naming the setting)", () =>
+    Effect.sync(() => {
+      const { config } = stubConfig([])
+      const result = runCli(["serve", "--config", config, "--listen", "0.0.0.0:0"])
+      assert.strictEqual(result.code, 2)
+      assert.include(result.stderr, "[http] token")
+    })
+  )
+
+  it.scopedLive(
+    "stateless: two daemons sharing nothing each answer a tools/call POST without initialize, with no session id",
+    () =>
+      Effect.gen(function* () {
+        const { config } = stubConfig([], `[http]\nstateless = true`)
+        const daemons = [yield* startDaemon(config), yield* startDaemon(config)]
+        for (const [index, daemon] of daemons.entries()) {
+          const response = yield* rawRequest(daemon.port, {
+            headers: { host: `127.0.0.1:${daemon.port}`, "mcp-protocol-version": "2025-11-25" },
+            body: JSON.stringify({
+              jsonrpc: "2.0",
+              id: 7,
+              method: "tools/call",
+              params: { name: "stub__echo", arguments: { text: `replica${index}` } }
+            })
+          })
+          assert.strictEqual(response.status, 200, response.body)
+          assert.isUndefined(response.headers["mcp-session-id"])
+          const answer = messagesOf(response.body).find((message) => message.id === 7) as
+            { result: { content: Array<{ text: string }> } } | undefined
+          assert.strictEqual(answer?.result.content[0]?.text, `echo:replica${index}`)
+        }
+      }),
+    60_000
+  )
+
+  it.scopedLive(
+    "/readyz answers 503 until every eager source settled, then 200 with health rows and no stderr",
+    () =>
+      Effect.gen(function* () {
+        const { config } = stubConfig(["--slow-start", "1500", "--stderr-lines", "2"])
+        const daemon = yield* startDaemon(config)
+        const first = yield* rawRequest(daemon.port, {
+          method: "GET",
+          path: "/readyz",
+          headers: { host: "10.0.0.9:80" }
+        })
+        assert.strictEqual(first.status, 503)
+        yield* Effect.gen(function* () {
+          for (let attempt = 0; attempt < 200; attempt++) {
+            const probe = yield* rawRequest(daemon.port, { method: "GET", path: "/readyz" })
+            if (probe.status === 200) return
+            yield* Effect.sleep("100 millis")
+          }
+        })
+        const ready = yield* rawRequest(daemon.port, { method: "GET", path: "/readyz" })
+        assert.strictEqual(ready.status, 200)
+        const body = JSON.parse(ready.body) as { ready: boolean; sources: Array<Record<string, unknown>> }
+        assert.isTrue(body.ready)
+        assert.strictEqual(body.sources[0]?.name, "stub")
+        assert.strictEqual(body.sources[0]?.status, "running")
+        assert.notInclude(ready.body, "stub stderr line")
+        assert.isUndefined(body.sources[0]?.stderrTail)
+      }),
+    60_000
+  )
+
+  it.scopedLive(
+    "SIGTERM: exit 0, every child gone, stdin ignored",
+    () =>
+      Effect.gen(function* () {
+        const { config, starts } = stubConfig([])
+        const daemon = yield* startDaemon(config)
+        // Daemon mode ignores stdin: closing it ends nothing.
+        daemon.child.stdin.end()
+        const { client } = yield* httpClient(daemon.url)
+        assert.strictEqual(textOf(yield* callTool(client, "stub__echo", { text: "up" })), "echo:up")
+        const [pid] = startsOf(starts)
+        assert.isTrue(isAlive(pid!))
+        daemon.child.kill("SIGTERM")
+        const exit = yield* exitOf(daemon.child)
+        assert.strictEqual(exit.code, 0)
+        yield* eventually(() => !isAlive(pid!), 10_000, "the child to be gone")
+      }),
+    60_000
+  )
+})
