@@ -2,7 +2,7 @@ import { Deferred, Duration, Effect, Either, Option, Runtime } from "effect"
 import * as CallPlan from "../domain/CallPlan.js"
 import { CallError } from "../domain/Errors.js"
 import type { CallToolRequest, CallToolResult, JsonObject, Tool } from "../domain/Mcp.js"
-import * as WireName from "../domain/WireName.js"
+import { prefixOf } from "../domain/Config.js"
 import { Config } from "./Config.js"
 import * as Catalogs from "./Registry/Catalog.js"
 import * as Forward from "./Registry/Forward.js"
@@ -10,6 +10,7 @@ import * as Surface from "./Registry/Surface.js"
 import type { Catalog, InstanceTools } from "./Registry/Catalog.js"
 import { coreSpecs } from "./Registry/CoreTools.js"
 import * as Manifest from "./Registry/Manifest.js"
+import * as NameBudget from "./Registry/NameBudget.js"
 import * as ToolSearch from "./Registry/ToolSearch.js"
 import type { CallOptions } from "./SourceClient.js"
 import { Sources } from "./Sources.js"
@@ -40,6 +41,13 @@ export class Registry extends Effect.Service<Registry>()("clawtool/Registry", {
       }
     }
 
+    // `prefix` per source (issue 12): the wire names' prefix, the instance name unless set.
+    const prefixes = NameBudget.makePrefixes(
+      Object.fromEntries(
+        Object.entries(config.sources).map(([instance, source]) => [instance, prefixOf(instance, source)])
+      )
+    )
+
     // The catalog is rebuilt only when some instance's tool list changed; the search index only when the hash did.
     let built: { readonly input: ReadonlyArray<InstanceTools>; readonly catalog: Catalog } | undefined
     let index: ToolSearch.Index | undefined
@@ -47,7 +55,13 @@ export class Registry extends Effect.Service<Registry>()("clawtool/Registry", {
     const catalogNow = (): Catalog => {
       const input = sources.catalogNow()
       if (built !== undefined && sameInput(built.input, input)) return built.catalog
-      const next = Catalogs.build({ manifest, sources: input, toolConfig: config.tools, budget: config.name_budget })
+      const next = Catalogs.build({
+        manifest,
+        sources: input,
+        toolConfig: config.tools,
+        budget: config.name_budget,
+        prefixes
+      })
       built = { input, catalog: next }
       return next
     }
@@ -86,10 +100,17 @@ export class Registry extends Effect.Service<Registry>()("clawtool/Registry", {
             input.capabilities === inputs[i]!.capabilities &&
             input.surface === inputs[i]!.surface
         )
-      if (!same) builtSurface = { inputs, surface: Surface.build(inputs) }
+      if (!same) {
+        builtSurface = { inputs, surface: Surface.build(inputs, prefixes) }
+        for (const { wire, kept, dropped } of builtSurface.surface.promptCollisions) {
+          yield* Effect.logWarning(
+            `prompt name collision on "${wire}": kept ${kept}; not served: ${dropped.join(", ")}`
+          )
+        }
+      }
       return builtSurface!.surface
     })
-    const forward = Forward.make(sources, surface)
+    const forward = Forward.make(sources, surface, prefixes)
 
     /** Exactly what tools/list answers. */
     const list = Effect.fn("Registry.list")(function* () {
@@ -111,7 +132,7 @@ export class Registry extends Effect.Service<Registry>()("clawtool/Registry", {
           })
         }
         // A stopped instance's tools are not in the catalog: say it is not running, but never call it.
-        const instance = Option.map(WireName.split(wire), (split) => split.instance)
+        const instance = Option.map(prefixes.route(wire), (route) => route.instance)
         // Sources words the refusal (one wording for every request to a stopped instance); only the tool is ours.
         const reached = Option.isSome(instance) ? yield* Effect.either(sources.connection(instance.value)) : undefined
         if (reached !== undefined && Either.isLeft(reached) && reached.left.reason === "NotRunning") {
