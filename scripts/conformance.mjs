@@ -94,7 +94,9 @@ const freePort = () =>
 /** Polls `url` until it answers at all (any HTTP status) or the process exits. */
 const waitForHttp = async (url, child, what) => {
   for (let attempt = 0; attempt < 300; attempt++) {
-    if (child.exitCode !== null) throw new Error(`${what} exited with ${child.exitCode} before listening`)
+    if (child.exitCode !== null) {
+      throw new Error(`${what} exited with ${child.exitCode} before listening; its stderr:\n${child.stderrTail}`)
+    }
     try {
       await fetch(url, { method: "GET", signal: AbortSignal.timeout(1_000) })
       return
@@ -108,7 +110,9 @@ const waitForHttp = async (url, child, what) => {
 const children = []
 const start = (command, argv, env, what) => {
   const child = spawn(command, argv, { cwd: cache, env: { ...process.env, ...env }, stdio: ["pipe", "ignore", "pipe"] })
+  child.stderrTail = ""
   child.stderr.on("data", (chunk) => {
+    child.stderrTail = (child.stderrTail + chunk).slice(-2_000)
     if (process.env.CONFORMANCE_VERBOSE) process.stderr.write(`[${what}] ${chunk}`)
   })
   children.push(child)
