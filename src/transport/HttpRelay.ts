@@ -1,5 +1,5 @@
 import { StreamableHTTPClientTransport, StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
-import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js"
+import type { FetchLike, Transport } from "@modelcontextprotocol/sdk/shared/transport.js"
 import {
   ErrorCode,
   type JSONRPCMessage,
@@ -176,8 +176,12 @@ export class HttpRelay {
   private async open(params: Json): Promise<Upstream> {
     const headers: Record<string, string> = {}
     if (this.options.token !== undefined) headers.Authorization = `Bearer ${this.options.token}`
-    const transport = new StreamableHTTPClientTransport(this.options.url, { requestInit: { headers } })
-    const upstream: Upstream = { transport, capabilities: {}, pending: new Set() }
+    const pending = new Set<Id>()
+    const transport = new StreamableHTTPClientTransport(this.options.url, {
+      requestInit: { headers },
+      fetch: this.watching(pending)
+    })
+    const upstream: Upstream = { transport, capabilities: {}, pending }
     transport.onmessage = (message) => this.fromUpstream(upstream, message)
     transport.onerror = (error) => this.options.log(`daemon ${this.options.url.href}: ${error.message}`)
     try {
@@ -257,6 +261,52 @@ export class HttpRelay {
     void upstream.transport.close().catch(() => {})
   }
 
+  /**
+   * fetch, watching each POST's SSE response: when it ends (or breaks) without answering a request it carried, and
+   * carried no event id the SDK could resume from, that request fails instead of waiting forever (a daemon killed
+   * mid-call). The SDK reports such an end only as an error message, with nothing to tell which request it was.
+   */
+  private watching(pending: Set<Id>): FetchLike {
+    return async (url, init) => {
+      const response = await fetch(url, init)
+      const ids = init?.method === "POST" ? requestIds(init.body) : []
+      const stream = response.headers.get("content-type")?.startsWith("text/event-stream") === true
+      if (ids.length === 0 || !stream || response.body === null) return response
+      const reader = response.body.getReader()
+      const decoder = new TextDecoder()
+      let resumable = false
+      let carry = ""
+      const ended = (why: string) =>
+        // The SDK parses what was read before the end asynchronously: look once it has had the time to.
+        setTimeout(() => {
+          if (resumable) return
+          for (const id of ids) {
+            if (pending.delete(id)) void this.fail(id, new Error(why))
+          }
+        }, 100)
+      const body = new ReadableStream<Uint8Array>({
+        pull: async (controller) => {
+          try {
+            const { done, value } = await reader.read()
+            if (done) {
+              controller.close()
+              return void ended("the daemon ended the response stream before answering")
+            }
+            const text = carry + decoder.decode(value, { stream: true })
+            if (/(^|\n)id:/.test(text)) resumable = true
+            carry = text.slice(-3)
+            controller.enqueue(value)
+          } catch (error) {
+            controller.error(error)
+            ended(`the response stream broke before the answer (${describe(error)})`)
+          }
+        },
+        cancel: (reason) => reader.cancel(reason)
+      })
+      return new Response(body, { status: response.status, statusText: response.statusText, headers: response.headers })
+    }
+  }
+
   private remember(method: string, params: Json | undefined): void {
     const uri = typeof params?.uri === "string" ? params.uri : undefined
     if (method === "logging/setLevel") this.logLevel = params
@@ -284,6 +334,22 @@ export class HttpRelay {
   private toHost(message: Json): Promise<void> {
     return this.host.send(message as JSONRPCMessage).catch((error) => this.options.log(`host: ${describe(error)}`))
   }
+}
+
+/** The ids of the requests in a POST body (one message or a batch). */
+const requestIds = (body: unknown): ReadonlyArray<Id> => {
+  if (typeof body !== "string") return []
+  let parsed: unknown
+  try {
+    parsed = JSON.parse(body)
+  } catch {
+    return []
+  }
+  return (Array.isArray(parsed) ? parsed : [parsed]).flatMap((message: Json) =>
+    typeof message?.method === "string" && (typeof message.id === "string" || typeof message.id === "number")
+      ? [message.id]
+      : []
+  )
 }
 
 /** fetch's "fetch failed" says nothing; its cause (ECONNREFUSED …) does. */

@@ -69,7 +69,7 @@ describe("clawtool connect (built CLI, streamable-HTTP upstream)", () => {
       const server: HttpMcp = yield* upstream()
       const client = yield* host(server.url)
       const tools = yield* Effect.promise(() => client.listTools())
-      assert.deepStrictEqual(tools.tools.map((tool) => tool.name).sort(), ["ask", "echo", "progress"])
+      assert.deepStrictEqual(tools.tools.map((tool) => tool.name).sort(), ["ask", "echo", "hang", "progress"])
       assert.strictEqual(yield* echo(client, "hi"), "echo hi (generation 1)")
 
       // Progress is asserted on the raw stdout in the EOF test below: the SDK client dispatches notifications after
@@ -109,6 +109,24 @@ describe("clawtool connect (built CLI, streamable-HTTP upstream)", () => {
     })
   )
 
+  it.scopedLive("a call in flight when the upstream goes away fails with an error naming the URL", () =>
+    Effect.gen(function* () {
+      const first = yield* Effect.promise(() => startHttpMcp({ token }))
+      const client = yield* host(first.url)
+      const hanging = yield* Effect.fork(
+        failureOf(Effect.tryPromise(() => client.callTool({ name: "hang", arguments: {} })))
+      )
+      while (!first.calls.includes("hang")) yield* Effect.sleep("20 millis")
+      yield* Effect.promise(() => first.close())
+      const failed = yield* hanging.await.pipe(Effect.flatten)
+      assert.include(failed, first.url)
+      assert.include(failed, "before answering")
+
+      yield* upstream({ port: first.port, generation: 2 })
+      assert.strictEqual(yield* echo(client, "after"), "echo after (generation 2)")
+    })
+  )
+
   it.scopedLive("started while the upstream is down: initialize is answered, calls fail, then work once it is up", () =>
     Effect.gen(function* () {
       const probe = yield* Effect.promise(() => startHttpMcp({ token }))
@@ -120,7 +138,7 @@ describe("clawtool connect (built CLI, streamable-HTTP upstream)", () => {
 
       yield* upstream({ port: probe.port })
       const tools = yield* Effect.promise(() => client.listTools())
-      assert.deepStrictEqual(tools.tools.map((tool) => tool.name).sort(), ["ask", "echo", "progress"])
+      assert.deepStrictEqual(tools.tools.map((tool) => tool.name).sort(), ["ask", "echo", "hang", "progress"])
     })
   )
 
@@ -147,7 +165,7 @@ describe("clawtool connect (built CLI, streamable-HTTP upstream)", () => {
       const exited = exitOf(child)
       const raw = rawHost(child)
       const tools = yield* raw.handshake
-      assert.deepStrictEqual(tools.map((tool) => tool.name).sort(), ["ask", "echo", "progress"])
+      assert.deepStrictEqual(tools.map((tool) => tool.name).sort(), ["ask", "echo", "hang", "progress"])
       raw.send({
         jsonrpc: "2.0",
         id: "p",
