@@ -202,7 +202,14 @@ const daemonUrl = (text: string) => {
 const connect = Command.make(
   "connect",
   {
-    config,
+    config: Options.text("config").pipe(
+      Options.withAlias("c"),
+      Options.withPseudoName("FILE"),
+      Options.optional,
+      Options.withDescription(
+        "Only to find secrets.toml beside it (for the token); the daemon reads its own config. Default: as for serve"
+      )
+    ),
     secrets,
     url: Args.text({ name: "URL" }).pipe(
       Args.withDefault(defaultDaemonUrl),
