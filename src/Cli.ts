@@ -18,6 +18,7 @@ import { DaemonLive, HealthLive, listenAddress, type Location, StaticLive } from
 import { Daemon } from "./services/Daemon.js"
 import { CatalogCache, cacheDir } from "./services/CatalogCache.js"
 import { Config, ConfigLocation, ProcessEnv, readText, resolveConfigPaths } from "./services/Config.js"
+import { Connect, defaultDaemonUrl } from "./services/Connect.js"
 import { Gateway } from "./services/Gateway.js"
 import { Registry } from "./services/Registry.js"
 import type { Catalog } from "./services/Registry/Catalog.js"
@@ -191,6 +192,51 @@ const serve = Command.make("serve", { config, secrets, listen }, (options) =>
 ).pipe(
   Command.withDescription(
     "Serve every configured source as one MCP server over stdio (what an MCP host runs; exits when stdin closes), or with --listen over HTTP for many hosts (until SIGTERM)."
+  )
+)
+
+/** The daemon URL for `connect`: http(s) only, anything else is a usage error. */
+const daemonUrl = (text: string) => {
+  let url: URL | undefined
+  try {
+    url = new URL(text)
+  } catch {
+    url = undefined
+  }
+  return url !== undefined && (url.protocol === "http:" || url.protocol === "https:")
+    ? Effect.succeed(url)
+    : Effect.zipRight(
+        Console.error(`clawtool: connect expects an http:// or https:// URL, got ${JSON.stringify(text)}`),
+        Effect.fail(new ExitStatus({ code: 2 }))
+      )
+}
+
+const connect = Command.make(
+  "connect",
+  {
+    config: Options.text("config").pipe(
+      Options.withAlias("c"),
+      Options.withPseudoName("FILE"),
+      Options.optional,
+      Options.withDescription(
+        "Only to find secrets.toml beside it (for the token); the daemon reads its own config. Default: as for serve"
+      )
+    ),
+    secrets,
+    url: Args.text({ name: "URL" }).pipe(
+      Args.withDefault(defaultDaemonUrl),
+      Args.withDescription(`The daemon's MCP endpoint (clawtool serve --listen). Default: ${defaultDaemonUrl}`)
+    )
+  },
+  (options) =>
+    Effect.gen(function* () {
+      yield* requireSecretsFile(options)
+      const url = yield* daemonUrl(options.url)
+      yield* (yield* Connect).run(url)
+    }).pipe(Effect.provide(Connect.Default.pipe(Layer.provide(ConfigLocation.layer(options)))))
+).pipe(
+  Command.withDescription(
+    "Serve a clawtool daemon (clawtool serve --listen) to a host over stdio: relays every MCP message to its streamable-HTTP endpoint, so hosts that only spawn processes share one daemon. Sends the token CLAWTOOL_HTTP_TOKEN (secrets.toml [scopes.global], then the environment) as a bearer token. While the daemon is down it answers initialize, fails every call with an error naming the URL, and reconnects when the daemon is back. Exits when stdin closes."
   )
 )
 
@@ -655,13 +701,14 @@ const tools = Command.make("tools").pipe(
 
 const root = Command.make("clawtool").pipe(
   Command.withDescription("One MCP server for all your MCP servers: spawns, supervises and serves configured sources."),
-  Command.withSubcommands([serve, health, source, tools, cache])
+  Command.withSubcommands([serve, connect, health, source, tools, cache])
 )
 
 /** One example per command, shown under EXAMPLE in its --help (keyed by the command path). */
 const examples: Record<string, string> = {
   "": "clawtool serve --config ~/.config/clawtool/config.toml",
   serve: "clawtool serve --config ~/.config/clawtool/config.toml",
+  connect: "claude mcp add clawtool -- clawtool connect http://127.0.0.1:8765/mcp",
   health: "clawtool health --json",
   source: "clawtool source list",
   "source list": "clawtool source list --json",

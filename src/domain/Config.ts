@@ -35,6 +35,15 @@ export const InstanceName = Schema.String.pipe(
   Schema.maxLength(32, { message: () => "instance names have at most 32 characters" })
 )
 
+/** A source's wire-name prefix (issue 12): kebab-case like an instance name, or "" for the source's own names. */
+export const Prefix = Schema.String.pipe(
+  Schema.pattern(/^([a-z0-9]+(-[a-z0-9]+)*)?$/, {
+    message: (issue) =>
+      `prefix is kebab-case (a-z, 0-9, single dashes) or "" for the tools' own names, got ${JSON.stringify(issue.actual)}${kebabSuggestion(issue.actual)}`
+  }),
+  Schema.maxLength(32, { message: () => "prefix has at most 32 characters" })
+)
+
 /** Why `name` is not an instance name, in the schema's own words (for the CLI's edits); none when it is one. */
 export const instanceNameProblem = (name: string): Option.Option<string> =>
   Either.match(Schema.decodeUnknownEither(InstanceName)(name), {
@@ -114,7 +123,9 @@ export class SourceConfig extends Schema.Class<SourceConfig>("SourceConfig")(
       { exact: true, default: () => "eager" as const }
     ),
     /** A lazy source's child with no request in flight for this long is stopped; none by default. */
-    idle_timeout: Schema.optional(PositiveDuration)
+    idle_timeout: Schema.optional(PositiveDuration),
+    /** Wire names `<prefix>__<tool>` (default the instance name); "" serves the tools, prompts and task ids as named. */
+    prefix: Schema.optional(Prefix)
   },
   { description: "a table with at least a command" }
 ) {}
@@ -129,6 +140,28 @@ const checkSupervision = (source: SourceConfig) =>
     : Duration.lessThan(source.restart_backoff_max, source.restart_backoff)
       ? { path: ["restart_backoff_max"], message: "restart_backoff_max must not be shorter than restart_backoff" }
       : true
+
+/** The prefix a source's names get on the wire: its `prefix`, else its instance name. */
+export const prefixOf = (instance: string, source: { readonly prefix?: string | undefined }): string =>
+  source.prefix ?? instance
+
+/** Two sources under one non-empty prefix could not be told apart on the wire; "" may be shared (names then collide). */
+const checkPrefixes = (sources: Readonly<Record<string, { readonly prefix?: string | undefined }>>) => {
+  const owner = new Map<string, string>()
+  for (const instance of Object.keys(sources).sort()) {
+    const prefix = prefixOf(instance, sources[instance]!)
+    const taken = owner.get(prefix)
+    if (prefix !== "" && taken !== undefined) {
+      const [path, other] = sources[instance]!.prefix === undefined ? [taken, instance] : [instance, taken]
+      return {
+        path: [path, "prefix"],
+        message: `prefix ${JSON.stringify(prefix)} is already the prefix of source ${JSON.stringify(other)}; prefixes are unique among sources`
+      }
+    }
+    owner.set(prefix, instance)
+  }
+  return true
+}
 
 /** One `[tools."<instance>.<tool>"]` table (ADR-006 selector; the tool part is the name the child uses). */
 export class ToolConfig extends Schema.Class<ToolConfig>("ToolConfig")({
@@ -281,9 +314,9 @@ export class HttpConfig extends Schema.Class<HttpConfig>("HttpConfig")({
 
 export class ClawtoolConfig extends Schema.Class<ClawtoolConfig>("ClawtoolConfig")({
   sources: Schema.optionalWith(
-    Schema.Record({ key: InstanceName, value: SourceConfig.pipe(Schema.filter(checkSupervision)) }).annotations({
-      description: "a table of sources, like [sources.my-server]"
-    }),
+    Schema.Record({ key: InstanceName, value: SourceConfig.pipe(Schema.filter(checkSupervision)) })
+      .annotations({ description: "a table of sources, like [sources.my-server]" })
+      .pipe(Schema.filter(checkPrefixes)),
     { default: () => ({}) }
   ),
   tools: Schema.optionalWith(ToolTables, { default: () => ({}) }),

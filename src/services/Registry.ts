@@ -4,7 +4,7 @@ import * as CallPlan from "../domain/CallPlan.js"
 import type { ClawtoolConfig } from "../domain/Config.js"
 import { CallError } from "../domain/Errors.js"
 import type { CallToolRequest, CallToolResult, JsonObject, Tool } from "../domain/Mcp.js"
-import * as WireName from "../domain/WireName.js"
+import { prefixOf } from "../domain/Config.js"
 import { Config } from "./Config.js"
 import * as Catalogs from "./Registry/Catalog.js"
 import * as Forward from "./Registry/Forward.js"
@@ -15,6 +15,7 @@ import { BashRuns } from "./Registry/CoreTools/BashRuns.js"
 import { Ledger } from "./Registry/CoreTools/Ledger.js"
 import * as CoreRoots from "./Registry/CoreTools/Roots.js"
 import * as Manifest from "./Registry/Manifest.js"
+import * as NameBudget from "./Registry/NameBudget.js"
 import * as ToolSearch from "./Registry/ToolSearch.js"
 import type { CallOptions } from "./SourceClient.js"
 import { HostBridge, type HostPort } from "./HostBridge.js"
@@ -67,6 +68,25 @@ export class Registry extends Effect.Service<Registry>()("clawtool/Registry", {
 
     yield* warnUnknownSelectors(config)
 
+    // `prefix` per source (issue 12): the wire names' prefix, the instance name unless set. Read from the live config
+    // (a reload may change it; ADR 016), rebuilt only when the config object changed.
+    const prefixesOf = (from: ClawtoolConfig) =>
+      NameBudget.makePrefixes(
+        Object.fromEntries(
+          Object.entries(from.sources).map(([instance, source]) => [instance, prefixOf(instance, source)])
+        )
+      )
+    let prefixTable = { config: config, prefixes: prefixesOf(config) }
+    const currentPrefixes = () => {
+      const current = live.get()
+      if (prefixTable.config !== current) prefixTable = { config: current, prefixes: prefixesOf(current) }
+      return prefixTable.prefixes
+    }
+    const prefixes: NameBudget.Prefixes = {
+      of: (instance) => currentPrefixes().of(instance),
+      route: (wire) => currentPrefixes().route(wire)
+    }
+
     // The catalog is rebuilt only when some instance's tool list or the config (a reload, ADR 016) changed; the search
     // index only when the hash did. Tool rules, name_budget and hints come from the live config: no child restarts.
     let built:
@@ -88,7 +108,8 @@ export class Registry extends Effect.Service<Registry>()("clawtool/Registry", {
         sources: input,
         toolConfig: current.tools,
         budget: current.name_budget,
-        coreDisabled
+        coreDisabled,
+        prefixes
       })
       built = { input, config: current, catalog: next }
       return next
@@ -141,10 +162,17 @@ export class Registry extends Effect.Service<Registry>()("clawtool/Registry", {
             input.capabilities === inputs[i]!.capabilities &&
             input.surface === inputs[i]!.surface
         )
-      if (!same) builtSurface = { inputs, surface: Surface.build(inputs) }
+      if (!same) {
+        builtSurface = { inputs, surface: Surface.build(inputs, prefixes) }
+        for (const { wire, kept, dropped } of builtSurface.surface.promptCollisions) {
+          yield* Effect.logWarning(
+            `prompt name collision on "${wire}": kept ${kept}; not served: ${dropped.join(", ")}`
+          )
+        }
+      }
       return builtSurface!.surface
     })
-    const relayed = Forward.make(sources, surface)
+    const relayed = Forward.make(sources, surface, prefixes)
     // The host's roots changed: the core tools' roots are read again on next use, and children hear it.
     const forward: typeof relayed = {
       ...relayed,
@@ -171,7 +199,7 @@ export class Registry extends Effect.Service<Registry>()("clawtool/Registry", {
           })
         }
         // A stopped instance's tools are not in the catalog: say it is not running, but never call it.
-        const instance = Option.map(WireName.split(wire), (split) => split.instance)
+        const instance = Option.map(prefixes.route(wire), (route) => route.instance)
         // Sources words the refusal (one wording for every request to a stopped instance); only the tool is ours.
         const reached = Option.isSome(instance) ? yield* Effect.either(sources.connection(instance.value)) : undefined
         if (reached !== undefined && Either.isLeft(reached) && reached.left.reason === "NotRunning") {

@@ -83,6 +83,8 @@ export interface CatalogInput {
   readonly budget: number
   /** Core tools switched off, each with the rule that did it (`core_tools.Read.enabled`; CoreTools.coreGate). */
   readonly coreDisabled?: ReadonlyMap<string, string>
+  /** Each instance's wire-name prefix (`prefix` in its source table); default: the instance name. */
+  readonly prefixes?: NameBudget.Prefixes
 }
 
 export const selector = (instance: string, tool: string) => `${instance}.${tool}`
@@ -117,6 +119,7 @@ interface Memo {
   readonly source: Tool
   readonly instance: string
   readonly budget: number
+  readonly prefix: string
   readonly mapped: NameBudget.Mapped
   readonly route: Route
   shaped: Shaped | undefined
@@ -133,6 +136,7 @@ const configIndexes = new WeakMap<object, ReadonlyMap<string, ReadonlyMap<string
 interface InstancePart {
   readonly instance: string
   readonly budget: number
+  readonly prefix: string
   readonly configured: ReadonlyMap<string, ToolConfig> | undefined
   readonly candidates: ReadonlyArray<Candidate>
   readonly claims: ReadonlyArray<NameBudget.Claim<Candidate>>
@@ -172,14 +176,24 @@ const claimedAcross = (groups: ReadonlyArray<Resolved>): boolean => {
 const instanceParts = new WeakMap<ReadonlyArray<Tool>, InstancePart>()
 
 /** The memo of a source tool, or of a core tool when `instance` is empty (its wire name is its name). */
-const memoOf = (source: Tool, instance: string, budget: number): Memo => {
+const memoOf = (source: Tool, instance: string, budget: number, prefix: string = instance): Memo => {
   const cached = memos.get(source)
-  if (cached !== undefined && cached.instance === instance && cached.budget === budget) return cached
+  if (cached !== undefined && cached.instance === instance && cached.budget === budget && cached.prefix === prefix) {
+    return cached
+  }
   const mapped: NameBudget.Mapped =
     instance === ""
       ? { wire: source.name, instance, tool: source.name, shaping: "as-is" }
-      : NameBudget.wireName(instance, source.name, budget)
-  const memo: Memo = { source, instance, budget, mapped, route: { instance, tool: source.name }, shaped: undefined }
+      : NameBudget.wireName(instance, source.name, budget, prefix)
+  const memo: Memo = {
+    source,
+    instance,
+    budget,
+    prefix,
+    mapped,
+    route: { instance, tool: source.name },
+    shaped: undefined
+  }
   memos.set(source, memo)
   return memo
 }
@@ -210,20 +224,22 @@ const instancePart = (
   instance: string,
   tools: ReadonlyArray<Tool>,
   budget: number,
-  configured: ReadonlyMap<string, ToolConfig> | undefined
+  configured: ReadonlyMap<string, ToolConfig> | undefined,
+  prefix: string
 ): InstancePart => {
   const cached = instanceParts.get(tools)
   if (
     cached !== undefined &&
     cached.instance === instance &&
     cached.budget === budget &&
+    cached.prefix === prefix &&
     cached.configured === configured
   ) {
     return cached
   }
   const candidates = tools.map((tool): Candidate => {
     const config = configured?.get(tool.name)
-    const memo = memoOf(tool, instance, budget)
+    const memo = memoOf(tool, instance, budget, prefix)
     return {
       kind: "source",
       instance,
@@ -239,6 +255,7 @@ const instancePart = (
   const part: InstancePart = {
     instance,
     budget,
+    prefix,
     configured,
     candidates,
     claims: candidates.filter(isEnabled).map(claimOf),
@@ -287,7 +304,13 @@ export const build = (input: CatalogInput): Catalog => {
   }))
   const configs = configIndex(input.toolConfig)
   const parts = input.sources.map(({ instance, tools }) =>
-    instancePart(instance, tools, input.budget, configs.get(instance))
+    instancePart(
+      instance,
+      tools,
+      input.budget,
+      configs.get(instance),
+      (input.prefixes ?? NameBudget.ownPrefixes).of(instance)
+    )
   )
 
   // Each instance's claims are resolved once per tool list (kept with it); only a wire name claimed by two groups,

@@ -7,6 +7,7 @@ import type { ChildNotification } from "../HostBridge.js"
 import type { Connection } from "../SourceClient.js"
 import type { RequestOptions } from "../SourceClient/Surface.js"
 import type { Sources } from "../Sources.js"
+import type * as NameBudget from "./NameBudget.js"
 import * as S from "./Surface.js"
 
 /**
@@ -60,7 +61,12 @@ const has = {
   rootsNotice: (c: Connection) => objectAt(c.clientCapabilities, "roots")?.listChanged === true
 }
 
-export const make = (sources: Sources, surface: Effect.Effect<S.Surface>) => {
+export const make = (
+  sources: Sources,
+  surface: Effect.Effect<S.Surface>,
+  /** Each instance's wire-name prefix (task ids carry it); default: the instance names. */
+  prefixes?: NameBudget.Prefixes
+) => {
   const connection = (instance: string) => Effect.mapError(sources.connection(instance), fromCallError)
 
   /**
@@ -113,7 +119,7 @@ export const make = (sources: Sources, surface: Effect.Effect<S.Surface>) => {
   const getPrompt = (params: JsonObject, options?: RequestOptions) =>
     Effect.gen(function* () {
       const wire = yield* stringParam(params, "name", "prompts/get")
-      const route = yield* S.routeName(wire, "prompt")
+      const route = yield* S.routePrompt(yield* surface, wire)
       const child = yield* capable(route.instance, has.prompts, "prompts")
       const result = yield* child.request("prompts/get", { ...params, name: route.name }, options)
       return S.mapPromptResult(yield* surface, route.instance, result)
@@ -124,7 +130,10 @@ export const make = (sources: Sources, surface: Effect.Effect<S.Surface>) => {
       const ref = params.ref
       if (!isJsonObject(ref)) return yield* invalid("completion/complete needs params.ref (an object)")
       if (ref.type === "ref/prompt") {
-        const route = yield* S.routeName(yield* stringParam(ref, "name", "completion/complete ref/prompt"), "prompt")
+        const route = yield* S.routePrompt(
+          yield* surface,
+          yield* stringParam(ref, "name", "completion/complete ref/prompt")
+        )
         const child = yield* capable(route.instance, has.completions, "completions")
         return yield* child.request("completion/complete", { ...params, ref: { ...ref, name: route.name } })
       }
@@ -164,7 +173,7 @@ export const make = (sources: Sources, surface: Effect.Effect<S.Surface>) => {
 
   const taskRoute = (params: JsonObject, check: (c: Connection) => boolean, what: string) =>
     Effect.gen(function* () {
-      const route = yield* S.routeTaskId(params.taskId)
+      const route = yield* S.routeTaskId(params.taskId, prefixes)
       const child = yield* capable(route.instance, check, what)
       return { child, instance: route.instance, params: { ...params, taskId: route.taskId } }
     })
@@ -172,13 +181,13 @@ export const make = (sources: Sources, surface: Effect.Effect<S.Surface>) => {
   const getTask = (params: JsonObject) =>
     Effect.gen(function* () {
       const { child, instance, params: forwarded } = yield* taskRoute(params, has.tasks, "tasks")
-      return S.mapTask(instance, yield* child.request("tasks/get", forwarded))
+      return S.mapTask(instance, yield* child.request("tasks/get", forwarded), prefixes)
     })
 
   const cancelTask = (params: JsonObject) =>
     Effect.gen(function* () {
       const { child, instance, params: forwarded } = yield* taskRoute(params, has.taskCancel, "tasks/cancel")
-      return S.mapTask(instance, yield* child.request("tasks/cancel", forwarded))
+      return S.mapTask(instance, yield* child.request("tasks/cancel", forwarded), prefixes)
     })
 
   /** tasks/result blocks until the task ends; the child may send reverse requests meanwhile (input_required). */
@@ -199,7 +208,7 @@ export const make = (sources: Sources, surface: Effect.Effect<S.Surface>) => {
             (cursor) => child.request("tasks/list", cursor === undefined ? {} : { cursor }),
             (page) =>
               Array.isArray(page.tasks)
-                ? page.tasks.filter(isJsonObject).map((task) => S.mapTask(child.instance, task))
+                ? page.tasks.filter(isJsonObject).map((task) => S.mapTask(child.instance, task, prefixes))
                 : []
           ).pipe(
             Effect.catchAll((error) =>
@@ -221,11 +230,11 @@ export const make = (sources: Sources, surface: Effect.Effect<S.Surface>) => {
   /** A tools/call or tasks/result result: host task ids, and clashing URIs in content qualified. */
   const mapResult = <A extends JsonObject>(current: S.Surface, instance: string, result: A): A => {
     const content = S.mapToolResult(current, instance, result)
-    const task = isJsonObject(content.task) ? { task: S.mapTask(instance, content.task) } : {}
+    const task = isJsonObject(content.task) ? { task: S.mapTask(instance, content.task, prefixes) } : {}
     const meta =
       content._meta === undefined
         ? {}
-        : { _meta: S.mapRelatedTask(content._meta, (taskId) => S.hostTaskId(instance, taskId)) }
+        : { _meta: S.mapRelatedTask(content._meta, (taskId) => S.hostTaskId(instance, taskId, prefixes)) }
     return { ...content, ...task, ...meta } as A
   }
 
@@ -258,7 +267,7 @@ export const make = (sources: Sources, surface: Effect.Effect<S.Surface>) => {
             ? Option.some({ method, params: { ...params, uri: S.hostUri(current, instance, params.uri) } })
             : Option.none()
         case "notifications/tasks/status":
-          return Option.some({ method, params: S.mapTask(instance, params) })
+          return Option.some({ method, params: S.mapTask(instance, params, prefixes) })
         case "notifications/elicitation/complete":
           return Option.some({ method, params })
         default:
@@ -270,7 +279,7 @@ export const make = (sources: Sources, surface: Effect.Effect<S.Surface>) => {
   const mapReverseParams = (instance: string, params: JsonObject | undefined): JsonObject | undefined =>
     params?._meta === undefined
       ? params
-      : { ...params, _meta: S.mapRelatedTask(params._meta, (taskId) => S.hostTaskId(instance, taskId)) }
+      : { ...params, _meta: S.mapRelatedTask(params._meta, (taskId) => S.hostTaskId(instance, taskId, prefixes)) }
 
   return {
     readResource,

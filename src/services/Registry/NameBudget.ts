@@ -1,3 +1,4 @@
+import { Option } from "effect"
 import { createHash } from "node:crypto"
 import * as WireName from "../../domain/WireName.js"
 
@@ -25,14 +26,63 @@ export interface Mapped {
   readonly shaping: Shaping
 }
 
+/** `<prefix>__<name>`, or the name itself for the empty prefix (issue 12). */
+export const prefixed = (prefix: string, name: string): string => (prefix === "" ? name : WireName.make(prefix, name))
+
 /**
- * The wire name of one source tool: `<instance>__<tool>` with foreign characters mapped to `_`; when longer than the
- * budget, cut to `budget - 9` characters plus `_<8 hex>` of the original names. A function of (instance, tool, budget)
- * only, so adding a source never renames another source's tools (agentgateway#495).
+ * Each instance's wire-name prefix (`prefix` in its [sources.<name>] table, default the instance name) and the way
+ * back from a prefixed name to the instance. An instance missing from the table is its own prefix.
  */
-export const wireName = (instance: string, tool: string, budget: number = defaultBudget): Mapped => {
-  const natural = WireName.make(instance, tool)
-  const clean = WireName.make(instance, sanitize(tool))
+export interface Prefixes {
+  readonly of: (instance: string) => string
+  /**
+   * `<prefix>__<name>` → the instance owning that prefix and the child's name; a name under no known prefix belongs to
+   * the one source with the empty prefix (none when there are several: nothing tells them apart).
+   */
+  readonly route: (wire: string) => Option.Option<{ readonly instance: string; readonly name: string }>
+}
+
+export const makePrefixes = (table: Readonly<Record<string, string>> = {}): Prefixes => {
+  const owners = new Map<string, string>()
+  const unprefixed: Array<string> = []
+  for (const [instance, prefix] of Object.entries(table)) {
+    if (prefix === "") unprefixed.push(instance)
+    else owners.set(prefix, instance)
+  }
+  return {
+    of: (instance) => table[instance] ?? instance,
+    route: (wire) => {
+      const split = WireName.split(wire)
+      if (Option.isSome(split)) {
+        const owner = owners.get(split.value.instance)
+        if (owner !== undefined) return Option.some({ instance: owner, name: split.value.tool })
+        // An instance the table does not rename keeps its own name as prefix.
+        if (unprefixed.length === 0 && !(split.value.instance in table)) {
+          return Option.some({ instance: split.value.instance, name: split.value.tool })
+        }
+      }
+      return unprefixed.length === 1 ? Option.some({ instance: unprefixed[0]!, name: wire }) : Option.none()
+    }
+  }
+}
+
+/** Every instance is its own prefix (as before issue 12). */
+export const ownPrefixes: Prefixes = makePrefixes()
+
+/**
+ * The wire name of one source tool: `<prefix>__<tool>` (prefix: the instance name unless configured) with foreign
+ * characters mapped to `_`; when longer than the budget, cut to `budget - 9` characters plus `_<8 hex>` of the original
+ * names. A function of (instance, tool, budget, prefix) only, so adding a source never renames another source's tools
+ * (agentgateway#495).
+ */
+export const wireName = (
+  instance: string,
+  tool: string,
+  budget: number = defaultBudget,
+  prefix: string = instance
+): Mapped => {
+  const natural = prefixed(prefix, tool)
+  const clean = prefixed(prefix, sanitize(tool))
   if (clean.length <= budget) {
     return { wire: clean, instance, tool, shaping: clean === natural ? "as-is" : "sanitized" }
   }

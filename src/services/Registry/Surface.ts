@@ -9,11 +9,11 @@ import {
   RpcCode,
   RpcError
 } from "../../domain/Surface.js"
-import * as WireName from "../../domain/WireName.js"
+import * as NameBudget from "./NameBudget.js"
 
 /**
  * The resources, templates and prompts the host sees, and the routing back (pure). Names get the tools' prefix
- * `<instance>__<name>`. URIs stay as the child sent them unless two running instances list the same one (or a
+ * `<prefix>__<name>` (the instance name unless the source sets `prefix`; `prefix = ""` keeps the child's names). URIs stay as the child sent them unless two running instances list the same one (or a
  * child uses clawtool's own scheme): then each becomes `clawtool://<instance>/<child URI>`, which decodes without
  * any table, so it keeps routing after the clash is gone (README, "The URI scheme").
  */
@@ -59,6 +59,12 @@ export interface Surface {
   /** Change detection per kind: equal keys, nothing to announce. */
   readonly resourcesKey: string
   readonly promptsKey: string
+  /** Each instance's wire-name prefix, and the way back. */
+  readonly prefixes: NameBudget.Prefixes
+  /** Listed prompt name → instance and the child's name. */
+  readonly promptRoutes: ReadonlyMap<string, { readonly instance: string; readonly name: string }>
+  /** Prompt names claimed by two sources (possible with a shared or empty prefix): resolved as tool names are. */
+  readonly promptCollisions: ReadonlyArray<NameBudget.Collision>
 }
 
 const byName =
@@ -100,7 +106,11 @@ const countOwners = (entries: ReadonlyArray<readonly [string, string]>) => {
 
 const needsQualifying = (clashing: ReadonlySet<string>, uri: string) => clashing.has(uri) || uri.startsWith(scheme)
 
-export const build = (inputs: ReadonlyArray<SurfaceInput>): Surface => {
+export const build = (
+  inputs: ReadonlyArray<SurfaceInput>,
+  prefixes: NameBudget.Prefixes = NameBudget.ownPrefixes
+): Surface => {
+  const named = (instance: string, name: string) => NameBudget.prefixed(prefixes.of(instance), name)
   const owners = countOwners(
     inputs.flatMap(({ instance, surface }) => surface.resources.map((r) => [r.uri, instance] as const))
   )
@@ -114,7 +124,7 @@ export const build = (inputs: ReadonlyArray<SurfaceInput>): Surface => {
     .flatMap(({ instance, surface }) =>
       surface.resources.map((resource): Resource => ({
         ...resource,
-        name: WireName.make(instance, resource.name),
+        name: named(instance, resource.name),
         uri: needsQualifying(clashing, resource.uri) ? qualify(instance, resource.uri) : resource.uri
       }))
     )
@@ -123,18 +133,30 @@ export const build = (inputs: ReadonlyArray<SurfaceInput>): Surface => {
     .flatMap(({ instance, surface }) =>
       surface.resourceTemplates.map((template): ResourceTemplate => ({
         ...template,
-        name: WireName.make(instance, template.name),
+        name: named(instance, template.name),
         uriTemplate: needsQualifying(clashing, template.uriTemplate)
           ? qualify(instance, template.uriTemplate)
           : template.uriTemplate
       }))
     )
     .sort(byName((t) => t.uriTemplate))
-  const prompts = inputs
-    .flatMap(({ instance, surface }) =>
-      surface.prompts.map((prompt): Prompt => ({ ...prompt, name: WireName.make(instance, prompt.name) }))
+  // The deterministic rule of tool names: per name the lowest label `<instance>.<name>` keeps it, the others are reported.
+  const promptClaims = NameBudget.resolveClaims(
+    inputs.flatMap(({ instance, surface }) =>
+      surface.prompts.map((prompt) => ({
+        wire: named(instance, prompt.name),
+        label: `${instance}.${prompt.name}`,
+        rank: NameBudget.sourceRank("as-is"),
+        value: { instance, prompt }
+      }))
     )
+  )
+  const prompts = promptClaims.kept
+    .map(({ wire, value }): Prompt => ({ ...value.prompt, name: wire }))
     .sort(byName(() => ""))
+  const promptRoutes = new Map(
+    promptClaims.kept.map(({ wire, value }) => [wire, { instance: value.instance, name: value.prompt.name }] as const)
+  )
   const templates = inputs.flatMap(({ instance, surface }) =>
     surface.resourceTemplates.map((t) => ({
       instance,
@@ -151,7 +173,10 @@ export const build = (inputs: ReadonlyArray<SurfaceInput>): Surface => {
     templates,
     capabilities: new Map(inputs.map((input) => [input.instance, input.capabilities])),
     resourcesKey: JSON.stringify([resources, resourceTemplates]),
-    promptsKey: JSON.stringify(prompts)
+    promptsKey: JSON.stringify(prompts),
+    prefixes,
+    promptRoutes,
+    promptCollisions: promptClaims.collisions
   }
 }
 
@@ -224,9 +249,16 @@ export const routeTemplate = (surface: Surface, uri: string): Either.Either<UriR
   return routeUri(surface, uri)
 }
 
-/** `<instance>__<name>` → instance and the child's name (prompts; resources and templates are never routed by name). */
-export const routeName = (wire: string, what: string): Either.Either<{ instance: string; name: string }, RpcError> =>
-  Option.match(WireName.split(wire), {
+/**
+ * `<prefix>__<name>` → instance and the child's name (prompts and task ids; resources and templates are never routed by
+ * name). A name under no known prefix goes to the one source with `prefix = ""`, if there is one.
+ */
+export const routeName = (
+  wire: string,
+  what: string,
+  prefixes: NameBudget.Prefixes = NameBudget.ownPrefixes
+): Either.Either<{ instance: string; name: string }, RpcError> =>
+  Option.match(prefixes.route(wire), {
     onNone: () =>
       Either.left(
         new RpcError({
@@ -235,20 +267,33 @@ export const routeName = (wire: string, what: string): Either.Either<{ instance:
           detail: `unknown ${what} ${JSON.stringify(wire)} (names are <instance>__<name>)`
         })
       ),
-    onSome: ({ instance, tool }) => Either.right({ instance, name: tool })
+    onSome: ({ instance, name }) => Either.right({ instance, name })
   })
+
+/** A prompt name from the host: the listed one's owner, else by prefix (a source still starting may own it). */
+export const routePrompt = (
+  surface: Surface,
+  wire: string
+): Either.Either<{ instance: string; name: string }, RpcError> => {
+  const listed = surface.promptRoutes.get(wire)
+  return listed !== undefined ? Either.right(listed) : routeName(wire, "prompt", surface.prefixes)
+}
 
 // === task ids =========================================================================================================
 
 /** Task ids are the child's id under the instance prefix: reversible, no table to lose on a restart. */
-export const hostTaskId = (instance: string, taskId: string) => WireName.make(instance, taskId)
+export const hostTaskId = (instance: string, taskId: string, prefixes: NameBudget.Prefixes = NameBudget.ownPrefixes) =>
+  NameBudget.prefixed(prefixes.of(instance), taskId)
 
-export const routeTaskId = (taskId: unknown): Either.Either<{ instance: string; taskId: string }, RpcError> =>
+export const routeTaskId = (
+  taskId: unknown,
+  prefixes: NameBudget.Prefixes = NameBudget.ownPrefixes
+): Either.Either<{ instance: string; taskId: string }, RpcError> =>
   typeof taskId !== "string"
     ? Either.left(
         new RpcError({ reason: "InvalidParams", code: RpcCode.InvalidParams, detail: "taskId must be a string" })
       )
-    : Either.map(routeName(taskId, "task"), ({ instance, name }) => ({ instance, taskId: name }))
+    : Either.map(routeName(taskId, "task", prefixes), ({ instance, name }) => ({ instance, taskId: name }))
 
 export const relatedTaskKey = "io.modelcontextprotocol/related-task"
 
@@ -261,8 +306,12 @@ export const mapRelatedTask = (meta: unknown, f: (taskId: string) => string): un
 }
 
 /** A Task object (tasks/get, tasks/cancel, notifications/tasks/status, CreateTaskResult.task) with the host's id. */
-export const mapTask = (instance: string, task: JsonObject): JsonObject =>
-  typeof task.taskId === "string" ? { ...task, taskId: hostTaskId(instance, task.taskId) } : task
+export const mapTask = (
+  instance: string,
+  task: JsonObject,
+  prefixes: NameBudget.Prefixes = NameBudget.ownPrefixes
+): JsonObject =>
+  typeof task.taskId === "string" ? { ...task, taskId: hostTaskId(instance, task.taskId, prefixes) } : task
 
 // === URIs inside results ==============================================================================================
 

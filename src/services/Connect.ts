@@ -1,0 +1,51 @@
+import { Deferred, Effect, Option } from "effect"
+import { CurrentLimits } from "../domain/Limits.js"
+import { HttpRelay } from "../transport/HttpRelay.js"
+import { StdioServerTransport } from "../transport/StdioServerTransport.js"
+import * as Version from "../version.js"
+import { ConfigLocation, ProcessEnv, resolveConfigPaths } from "./Config.js"
+import { loadSecrets, lookupSecret } from "./Secrets.js"
+
+export const defaultDaemonUrl = "http://127.0.0.1:8765/mcp"
+
+/** The variable the daemon's `[http] token` conventionally refers to; connect looks it up the same way (global scope). */
+export const tokenVariable = "CLAWTOOL_HTTP_TOKEN"
+
+/**
+ * `clawtool connect`: a stdio MCP server for hosts that only spawn processes, relaying every message to a clawtool
+ * daemon (`serve --listen`) over streamable HTTP (ADR 022). The token comes from secrets.toml `[scopes.global]`, then
+ * the environment, as `${CLAWTOOL_HTTP_TOKEN}` resolves for the daemon itself.
+ */
+export class Connect extends Effect.Service<Connect>()("clawtool/Connect", {
+  effect: Effect.gen(function* () {
+    const location = yield* ConfigLocation
+    const env = yield* ProcessEnv
+
+    const token = Effect.gen(function* () {
+      const { secretsFile } = resolveConfigPaths(location, env)
+      const store = yield* loadSecrets(secretsFile)
+      return Option.getOrUndefined(lookupSecret(store, env, "global", tokenVariable))
+    })
+
+    /** Relays stdin/stdout to `url` until the host closes stdin. */
+    const run = Effect.fn("Connect.run")(function* (url: URL) {
+      const limits = yield* CurrentLimits
+      const host = new StdioServerTransport(process.stdin, process.stdout, limits)
+      const closed = yield* Deferred.make<void>()
+      host.onclose = () => Deferred.unsafeDone(closed, Effect.void)
+      const relay = new HttpRelay(host, {
+        url,
+        token: yield* token,
+        serverInfo: { name: Version.name, version: Version.version },
+        log: (line) => process.stderr.write(`clawtool connect: ${line}\n`)
+      })
+      yield* Effect.acquireRelease(
+        Effect.promise(() => relay.start()),
+        () => Effect.promise(() => relay.close())
+      )
+      yield* Deferred.await(closed)
+    }, Effect.scoped)
+
+    return { run } as const
+  })
+}) {}
