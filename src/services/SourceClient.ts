@@ -60,6 +60,8 @@ export interface ExitInfo {
   readonly code: number | null
   readonly signal: string | null
   readonly at: Date
+  /** A remote source has no process: why its connection ended (reported instead of an exit code). */
+  readonly lost?: SourceError | undefined
 }
 
 export interface Progress {

@@ -296,6 +296,7 @@ export class Sources extends Effect.Service<Sources>()("clawtool/Sources", {
           }
         }
         const exit = yield* connection.exited
+        if (exit.lost !== undefined) return yield* exit.lost
         return yield* new SourceError({
           instance: name,
           reason: "Exited",

@@ -197,7 +197,8 @@ export const healthRow = (
     reason: Option.match(self.error, { onNone: () => (self.cached ? "catalog: cached" : ""), onSome: reasonOf }),
     toolCount: self.tools.length,
     package: facts.package,
-    pid: self._tag === "Running" ? self.connection.pid : null,
+    // A remote source has no process: its connection's pid is 0.
+    pid: self._tag === "Running" && self.connection.pid > 0 ? self.connection.pid : null,
     startedAt: Option.match(self.startedAt, { onNone: () => null, onSome: iso }),
     startupMs: Option.getOrNull(self.startupMs),
     stderrTail: facts.diagnostics.stderrTail,
