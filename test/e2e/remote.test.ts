@@ -175,7 +175,7 @@ describe("remote sources (streamable HTTP, SSE) through clawtool serve", () => {
         const config = path.join(dir, "config.toml")
         fs.writeFileSync(
           config,
-          `[sources.good]\nurl = "${server.url}"\nheaders = { Authorization = "Bearer \${WEB_TOKEN}" }\n\n[sources.bad]\nurl = "${server.url}"\n`
+          `[sources.good]\nurl = "${server.url}"\nheaders = { Authorization = "Bearer \${WEB_TOKEN}" }\n\n[sources.bad]\nurl = "${server.url}"\n\n[sources.nokey]\nurl = "${server.url}"\nheaders = { "X-Api-Key" = "\${MISSING_TOKEN}" }\n\n[sources.oauthy]\nurl = "${server.url}"\noauth = true\n`
         )
         fs.writeFileSync(path.join(dir, "secrets.toml"), `[scopes.global]\nWEB_TOKEN = "s3cret-token"\n`, {
           mode: 0o600
@@ -196,6 +196,12 @@ describe("remote sources (streamable HTTP, SSE) through clawtool serve", () => {
         assert.strictEqual(bad.status, "unauthenticated")
         assert.include(bad.reason, "HTTP 401")
         assert.include(bad.reason, 'Bearer error="invalid_token"')
+        const nokey = rows.find((row) => row.name === "nokey")!
+        assert.strictEqual(nokey.status, "unauthenticated")
+        assert.include(nokey.reason, "MISSING_TOKEN")
+        const oauthy = rows.find((row) => row.name === "oauthy")!
+        assert.strictEqual(oauthy.status, "unauthenticated")
+        assert.include(oauthy.reason, "clawtool auth login oauthy")
         // The secret never shows, in the rows or on stderr.
         assert.notInclude(health.stdout + health.stderr, "s3cret-token")
       }),

@@ -148,7 +148,7 @@ export const failed = (self: Instance, error: SourceError, decision: Decision, a
     ...common(self),
     ...(decision._tag === "Restart" ? {} : { tools: noTools, toolNames: noNames, cached: false }),
     error: Option.some(error),
-    status: decision._tag === "CrashLoop" ? "crash-loop" : Policy.unauthenticated(error) ? "unauthenticated" : "down",
+    status: Policy.unauthenticated(error) ? "unauthenticated" : decision._tag === "CrashLoop" ? "crash-loop" : "down",
     nextRetryAt:
       decision._tag === "Stop" ? Option.none() : Option.some(new Date(at.getTime() + Duration.toMillis(decision.delay)))
   })

@@ -66,6 +66,10 @@ export const decide = (
   failure: Failure
 ): Effect.Effect<readonly [Decision, State]> =>
   Effect.gen(function* () {
+    // A refused remote source is tried again only at the crash-loop pace: a login or a fixed secret then takes.
+    if (failure.error.reason === "Unauthenticated" && source.restart !== "never") {
+      return [Decision.CrashLoop({ delay: source.crash_loop_retry }), state] as const
+    }
     if (source.restart === "never" || unauthenticated(failure.error) || recursive(failure.error)) {
       return [Decision.Stop(), state] as const
     }
