@@ -233,7 +233,9 @@ const sourceAdd = Command.make(
     url: Options.text("url").pipe(
       Options.withPseudoName("URL"),
       Options.optional,
-      Options.withDescription("URL of a remote (HTTP) MCP server. Not supported yet: only local commands")
+      Options.withDescription(
+        "URL of a remote MCP server (streamable HTTP or SSE), instead of a command; add headers with --header"
+      )
     ),
     env: Options.text("env").pipe(
       Options.withPseudoName("KEY=VALUE"),
@@ -243,15 +245,27 @@ const sourceAdd = Command.make(
     header: Options.text("header").pipe(
       Options.withPseudoName("KEY=VALUE"),
       Options.repeated,
-      Options.withDescription("KEY=VALUE HTTP header for a --url source (repeatable). Not supported yet")
+      Options.withDescription("KEY=VALUE HTTP header for a --url source (repeatable); use ${VAR} to refer to a secret")
     )
   },
   (options) =>
     Effect.gen(function* () {
-      if (Option.isSome(options.url) || options.header.length > 0) {
-        return yield* new EditError({
-          detail: `remote sources (--url, --header) are not supported yet; add a local server with: clawtool source add ${options.name} -- <command> [args...]`
-        })
+      if (Option.isSome(options.url)) {
+        const url = options.url.value
+        if (options.command.length > 0 || options.env.length > 0) {
+          return yield* new EditError({
+            detail: "a source has a command or a --url, not both (and --env is for local commands; use --header)"
+          })
+        }
+        const headers = Manage.parsePairs("header", options.header)
+        if (Either.isLeft(headers)) return yield* new EditError({ detail: headers.left.detail })
+        const file = yield* editConfig(options, true, (text, current) =>
+          Manage.addRemoteSource(text, Object.keys(current.sources), options.name, url, headers.right)
+        )
+        return yield* Console.log(`added remote source ${options.name} to ${file}; check it with: clawtool health`)
+      }
+      if (options.header.length > 0) {
+        return yield* new EditError({ detail: "--header is for remote sources; give the server's --url" })
       }
       const env = Manage.parsePairs("env", options.env)
       if (Either.isLeft(env)) return yield* new EditError({ detail: env.left.detail })
@@ -262,7 +276,7 @@ const sourceAdd = Command.make(
     }).pipe(reportEdit)
 ).pipe(
   Command.withDescription(
-    "Add a local source: appends a [sources.<name>] table with its command (and env) to the config, keeping the rest of the file as it is. The result is validated before anything is written."
+    "Add a source: appends a [sources.<name>] table with its command (and env), or with --url a remote server's url (and headers), to the config, keeping the rest of the file as it is. The result is validated before anything is written."
   )
 )
 

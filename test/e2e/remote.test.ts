@@ -6,7 +6,7 @@ import { execFile, spawn, type ChildProcess } from "node:child_process"
 import * as fs from "node:fs"
 import * as net from "node:net"
 import * as path from "node:path"
-import { ensureBuilt, freshCacheDir, main, serveClient, writeConfig } from "../lib/cli.js"
+import { ensureBuilt, freshCacheDir, main, runCli, serveClient, writeConfig } from "../lib/cli.js"
 import { everything, root, stubCommand, tempDir } from "../lib/sources.js"
 import { type HttpFixture, type Mode, startHttpFixture } from "../fixtures/http-server.js"
 
@@ -346,6 +346,43 @@ describe("remote sources (streamable HTTP, SSE) through clawtool serve", () => {
       ),
     60_000
   )
+})
+
+describe("remote sources in the CLI", () => {
+  it("source add --url --header writes a remote table; source list shows origin and path, never the query", () => {
+    const config = writeConfig(`[sources.local]\ncommand = ["node", "x.js"]\n`)
+    const added = runCli([
+      "source",
+      "add",
+      "linear",
+      "--config",
+      config,
+      "--url",
+      "https://user:pw@mcp.example.com/mcp?token=abc",
+      "--header",
+      "Authorization=Bearer ${LINEAR_TOKEN}"
+    ])
+    assert.strictEqual(added.code, 0, added.stderr)
+    assert.include(
+      fs.readFileSync(config, "utf8"),
+      `[sources.linear]\nurl = "https://user:pw@mcp.example.com/mcp?token=abc"\nheaders = { Authorization = "Bearer \${LINEAR_TOKEN}" }\n`
+    )
+    const listed = runCli(["source", "list", "--json", "--config", config], { LINEAR_TOKEN: "t" })
+    assert.strictEqual(listed.code, 0, listed.stderr)
+    const rows = JSON.parse(listed.stdout) as Array<{ instance: string; package: string; secrets: string }>
+    assert.deepStrictEqual(
+      rows.find((row) => row.instance === "linear"),
+      {
+        instance: "linear",
+        enabled: true,
+        package: "https://mcp.example.com/mcp",
+        secrets: "ready",
+        missing: []
+      } as never
+    )
+    assert.notInclude(listed.stdout, "token=abc")
+    assert.notInclude(listed.stdout, "pw@")
+  })
 })
 
 const freePort = Effect.promise(
