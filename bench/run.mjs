@@ -1,9 +1,11 @@
 #!/usr/bin/env node
 // run.mjs: clawtool's benchmark harness (issue 7). `npm run bench` builds dist/ and runs this; see bench/README.md.
-//   node bench/run.mjs [--quick] [--only overhead,startup,coldstart,catalog,memory,steadiness] [--out FILE]
+//   node bench/run.mjs [--quick] [--only overhead,startup,coldstart,catalog,memory,steadiness,remote] [--out FILE]
 // Every figure is measured in this one run, on this machine, next to its direct-path baseline; the ratios are what
 // carries over to other machines. Prints a table and writes bench/results.json.
-import { execFileSync } from "node:child_process"
+import { Client } from "@modelcontextprotocol/sdk/client/index.js"
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
+import { execFileSync, spawn } from "node:child_process"
 import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
@@ -11,10 +13,13 @@ import { pathToFileURL } from "node:url"
 import * as Bundle from "./bundle.mjs"
 import {
   callEcho,
+  childEnv,
   cleanup,
+  clawtoolRemoteArgs,
   cpuMsOf,
   clawtoolArgs,
   echoServer,
+  httpEchoServer,
   listTools,
   log,
   median,
@@ -40,7 +45,7 @@ const value = (name) => {
   return at === -1 ? undefined : argv[at + 1]
 }
 const quick = flag("--quick")
-const only = new Set((value("--only") ?? "overhead,startup,coldstart,catalog,memory,steadiness").split(","))
+const only = new Set((value("--only") ?? "overhead,startup,coldstart,catalog,memory,steadiness,remote").split(","))
 const outFile = Path.resolve(value("--out") ?? Path.join(root, "bench", "results.json"))
 const scale = (n) => (quick ? Math.max(1, Math.round(n / 5)) : n)
 
@@ -56,7 +61,8 @@ const plan = {
   coldstart: { runs: quick ? 2 : 5 },
   catalog: { tools: 10_000, lists: quick ? 3 : 10, builds: quick ? 2 : 5 },
   memory: { sources: 20, idleMs: 1500 },
-  steadiness: { early: 5_000, late: quick ? 20_000 : 100_000, concurrency: 32 }
+  steadiness: { early: 5_000, late: quick ? 20_000 : 100_000, concurrency: 32 },
+  remote: { warmup: scale(500), sequential: scale(2000), concurrent: scale(4000), concurrency: 32 }
 }
 
 const targets = {
@@ -501,6 +507,54 @@ const steadiness = async () => {
 }
 
 // ---------------------------------------------------------------------------------------------------------------------
+// 7. Remote source: tools/call over streamable HTTP, through clawtool vs the SDK client straight to the server
+
+const remote = async () => {
+  const p = plan.remote
+  const server = spawn(process.execPath, [httpEchoServer], { env: childEnv(), stdio: ["pipe", "pipe", "inherit"] })
+  try {
+    const port = await new Promise((resolve, reject) => {
+      let out = ""
+      server.stdout.on("data", (chunk) => {
+        out += chunk.toString()
+        const match = /port (\d+)/.exec(out)
+        if (match) resolve(Number(match[1]))
+      })
+      server.once("exit", (code) => reject(new Error(`http-echo-server exited with ${code}`)))
+    })
+    const url = `http://127.0.0.1:${port}/mcp`
+    const direct = new Client({ name: "clawtool-bench", version: "1.0.0" })
+    direct.onerror = () => {}
+    await direct.connect(new StreamableHTTPClientTransport(new URL(url)))
+    const via = await open(clawtoolRemoteArgs(Bundle.variants.dist, { echo: url }), "remote via clawtool")
+    const paths = [
+      { name: "direct", client: direct, tool: "echo" },
+      { name: "clawtool", client: via.client, tool: "echo__echo" }
+    ]
+    const out = { plan: p }
+    // Both paths warm the server (and its JIT) before either is measured; then each figure in turn.
+    for (const path of paths) await sequentialLatencies(path.client, path.tool, p.warmup)
+    const latencies = {}
+    for (const path of paths) latencies[path.name] = await sequentialLatencies(path.client, path.tool, p.sequential)
+    for (const path of paths) {
+      const rps = await throughput(path.client, path.tool, p.concurrent, p.concurrency)
+      out[path.name] = {
+        p50Ms: round(percentile(latencies[path.name], 50), 3),
+        p99Ms: round(percentile(latencies[path.name], 99), 3),
+        throughputRps: Math.round(rps)
+      }
+    }
+    out.latencyRatioP50 = round(out.clawtool.p50Ms / out.direct.p50Ms)
+    out.throughputRatio = round(out.clawtool.throughputRps / out.direct.throughputRps)
+    await via.close()
+    await direct.close().catch(() => {})
+    return out
+  } finally {
+    server.kill("SIGKILL")
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------------------
 // Main
 
 const main = async () => {
@@ -527,7 +581,8 @@ const main = async () => {
     ["coldstart", "3. cold start", () => coldstart(variants)],
     ["catalog", "4. catalog of 10,000 tools", () => catalog()],
     ["memory", "5. memory, 20 idle children", () => memory(variants)],
-    ["steadiness", "6. memory steadiness, 100,000 calls", () => steadiness()]
+    ["steadiness", "6. memory steadiness, 100,000 calls", () => steadiness()],
+    ["remote", "7. remote source (streamable HTTP) call overhead", () => remote()]
   ]
   for (const [key, title, run] of sections) {
     if (!only.has(key)) continue
@@ -577,6 +632,22 @@ const judge = (results) => {
   if (results.steadiness) {
     const s = results.steadiness
     add(`live heap growth, ${s.plan.early} -> ${s.plan.late} calls (MB)`, s.growthMb, "≤", targets.heapGrowthMb, " MB")
+  }
+  if (results.remote) {
+    add(
+      "remote latency ratio p50, c=1 (clawtool/direct)",
+      results.remote.latencyRatioP50,
+      "≤",
+      targets.latencyRatio,
+      ""
+    )
+    add(
+      "remote throughput ratio, c=32 (clawtool/direct)",
+      results.remote.throughputRatio,
+      "≥",
+      targets.throughputRatio,
+      ""
+    )
   }
   return rows
 }
@@ -723,6 +794,22 @@ const print = (results) => {
         [`after ${s.plan.early} calls`, s.early.heapUsedMb, s.early.rssMb],
         [`after ${s.plan.late} calls`, s.late.heapUsedMb, s.late.rssMb],
         ["growth / peak RSS over the run", s.growthMb, s.peakRssMb]
+      ]
+    )
+  }
+  if (results.remote) {
+    const r = results.remote
+    table(
+      ["remote call overhead (echo, streamable HTTP)", "p50 / p99 ms", "ratio p50", "c=32 calls/s", "ratio"],
+      [
+        ["SDK client, direct", `${r.direct.p50Ms} / ${r.direct.p99Ms}`, "", r.direct.throughputRps, ""],
+        [
+          "  via clawtool",
+          `${r.clawtool.p50Ms} / ${r.clawtool.p99Ms}`,
+          r.latencyRatioP50,
+          r.clawtool.throughputRps,
+          r.throughputRatio
+        ]
       ]
     )
   }
