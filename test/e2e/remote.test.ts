@@ -263,6 +263,40 @@ describe("remote sources (streamable HTTP, SSE) through clawtool serve", () => {
   )
 
   it.live(
+    "a dropped GET stream is re-opened: no error for the host, list_changed still arrives",
+    () =>
+      Effect.scoped(
+        Effect.gen(function* () {
+          const server = yield* fixture("stateful")
+          const client = yield* serveClient(writeConfig(`[sources.web]\nurl = "${server.url}"\n`))
+          assert.strictEqual(
+            text(yield* Effect.promise(() => client.callTool({ name: "web__echo", arguments: { text: "a" } }))),
+            "echo:a"
+          )
+          yield* eventually(async () => {
+            if (server.dropGetStreams() === 0) throw new Error("no GET stream open yet")
+          })
+          const before = server.initializations()
+          const result = yield* Effect.promise(() => client.callTool({ name: "web__echo", arguments: { text: "b" } }))
+          assert.isUndefined(result.isError, text(result))
+          let notices = 0
+          client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
+            notices++
+          })
+          // The SDK re-opens the stream after its retry delay; the tool list change rides on it.
+          yield* Effect.sleep("1500 millis")
+          yield* Effect.promise(() => client.callTool({ name: "web__add-tool", arguments: {} }))
+          yield* eventually(async () => {
+            if (notices === 0) throw new Error("no tools/list_changed yet")
+          })
+          // Same session: nothing was re-initialized.
+          assert.strictEqual(server.initializations(), before)
+        })
+      ),
+    60_000
+  )
+
+  it.live(
     "a mixed JSON config starts the stdio and the remote entry and warns about the unusable one",
     () =>
       Effect.scoped(

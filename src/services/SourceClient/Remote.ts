@@ -50,7 +50,12 @@ interface HttpWatch {
  * gone. Structural signals only, never error text.
  */
 const watchedFetch =
-  (watch: HttpWatch, events: { readonly gone: (why: string) => void; readonly notFound: (method: string) => void }) =>
+  (
+    watch: HttpWatch,
+    events: { readonly gone: (why: string) => void; readonly notFound: (method: string) => void },
+    /** Whether a broken GET stream ends the connection: with SSE it carries the session; streamable HTTP retries it. */
+    getStreamIsSession: boolean
+  ) =>
   async (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
     let response: Response
     try {
@@ -76,7 +81,9 @@ const watchedFetch =
           if (done) controller.close()
           else controller.enqueue(value)
         } catch (cause) {
-          if (init?.signal?.aborted !== true) events.gone(`the event stream broke (${networkReason(cause)})`)
+          // A POST's stream holds a pending answer: broken, it would hang its request, so the connection ends now.
+          const ends = method === "POST" || getStreamIsSession
+          if (ends && init?.signal?.aborted !== true) events.gone(`the event stream broke (${networkReason(cause)})`)
           controller.error(cause)
         }
       },
@@ -252,16 +259,20 @@ export const connect = Effect.fn("SourceClient.connectRemote")(function* (spec: 
       let connected = false
       let transport: Transport | undefined
       const markLost = (why: string) => Deferred.unsafeDone(lost, Effect.succeed(lostExit(spec, why)))
-      const fetchImpl = watchedFetch(watch, {
-        gone: (why) => {
-          if (Option.isNone(gone)) gone = Option.some(why)
-          if (connected) markLost(why)
+      const fetchImpl = watchedFetch(
+        watch,
+        {
+          gone: (why) => {
+            if (Option.isNone(gone)) gone = Option.some(why)
+            if (connected) markLost(why)
+          },
+          notFound: (method) => {
+            // The GET stream of a forgotten session: renew it now, so notifications keep coming.
+            if (method === "GET" && transport instanceof RenewingTransport) void transport.renew().catch(() => {})
+          }
         },
-        notFound: (method) => {
-          // The GET stream of a forgotten session: renew it now, so notifications keep coming.
-          if (method === "GET" && transport instanceof RenewingTransport) void transport.renew().catch(() => {})
-        }
-      })
+        mode === "sse"
+      )
       const url = new URL(spec.url)
       const options = {
         requestInit: { headers },
