@@ -297,6 +297,28 @@ describe("remote sources (streamable HTTP, SSE) through clawtool serve", () => {
   )
 
   it.live(
+    "call_timeout applies to a remote call: no answer or progress in time is a Timeout, cancelled at the server",
+    () =>
+      Effect.scoped(
+        Effect.gen(function* () {
+          const server = yield* fixture("stateful")
+          const client = yield* serveClient(
+            writeConfig(`[sources.web]\nurl = "${server.url}"\ncall_timeout = "300ms"\n`)
+          )
+          const result = yield* Effect.promise(() =>
+            client.callTool({ name: "web__slow", arguments: { steps: 1, ms: 3000 } })
+          )
+          assert.isTrue(result.isError)
+          assert.include(text(result), "call_timeout")
+          yield* eventually(async () => {
+            if (server.cancelled.length === 0) throw new Error("the server saw no cancel yet")
+          })
+        })
+      ),
+    60_000
+  )
+
+  it.live(
     "a mixed JSON config starts the stdio and the remote entry and warns about the unusable one",
     () =>
       Effect.scoped(
