@@ -16,6 +16,7 @@ export const echoServer = fixture("echo-server.mjs")
 export const rawServer = fixture("raw-server.mjs")
 export const sdkProxy = fixture("sdk-proxy.mjs")
 export const lineRelay = fixture("line-relay.mjs")
+export const httpEchoServer = fixture("http-echo-server.mjs")
 export const distMain = Path.join(root, "dist", "main.js")
 
 export const log = (line) => process.stderr.write(`${line}\n`)
@@ -101,6 +102,14 @@ export const clawtoolArgs = (entry, sources, nodeFlags = [], sourceToml = () => 
   )
   writeFileSync(file, tables.join("\n"))
   return [...nodeFlags, entry, "serve", "--config", file]
+}
+
+/** argv for `clawtool serve` over a fresh config whose sources are remote: instance → url. */
+export const clawtoolRemoteArgs = (entry, sources) => {
+  const file = Path.join(tmp(), `config-${Math.random().toString(36).slice(2)}.toml`)
+  const tables = Object.entries(sources).map(([name, url]) => `[sources.${name}]\nurl = ${JSON.stringify(url)}\n`)
+  writeFileSync(file, tables.join("\n"))
+  return [entry, "serve", "--config", file]
 }
 
 // ---------------------------------------------------------------------------------------------------------------------

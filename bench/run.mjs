@@ -1,11 +1,13 @@
 #!/usr/bin/env node
 // run.mjs: clawtool's benchmark harness (issue 7). `npm run bench` builds dist/ and runs this; see bench/README.md.
-//   node bench/run.mjs [--quick] [--only overhead,startup,coldstart,catalog,memory,steadiness,warmstart,lazy]
+//   node bench/run.mjs [--quick] [--only overhead,startup,coldstart,catalog,memory,steadiness,warmstart,lazy,remote]
 //                      [--out FILE] [--merge]
 // --merge keeps the sections of FILE that this run does not measure (each section records when it was measured).
 // Every figure is measured in this one run, on this machine, next to its direct-path baseline; the ratios are what
 // carries over to other machines. Prints a table and writes bench/results.json.
-import { execFileSync } from "node:child_process"
+import { Client } from "@modelcontextprotocol/sdk/client/index.js"
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
+import { execFileSync, spawn } from "node:child_process"
 import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
@@ -13,10 +15,13 @@ import { pathToFileURL } from "node:url"
 import * as Bundle from "./bundle.mjs"
 import {
   callEcho,
+  childEnv,
   cleanup,
+  clawtoolRemoteArgs,
   cpuMsOf,
   clawtoolArgs,
   echoServer,
+  httpEchoServer,
   freshCacheDir,
   listTools,
   log,
@@ -44,7 +49,7 @@ const value = (name) => {
 }
 const quick = flag("--quick")
 const only = new Set(
-  (value("--only") ?? "overhead,startup,coldstart,catalog,memory,steadiness,warmstart,lazy").split(",")
+  (value("--only") ?? "overhead,startup,coldstart,catalog,memory,steadiness,warmstart,lazy,remote").split(",")
 )
 const merge = flag("--merge")
 const outFile = Path.resolve(value("--out") ?? Path.join(root, "bench", "results.json"))
@@ -64,7 +69,8 @@ const plan = {
   memory: { sources: 20, idleMs: 1500 },
   steadiness: { early: 5_000, late: quick ? 20_000 : 100_000, concurrency: 32 },
   warmstart: { runs: quick ? 2 : 5, sources: 20, initDelayMs: 1000 },
-  lazy: { sources: 20, idleMs: 1500 }
+  lazy: { sources: 20, idleMs: 1500 },
+  remote: { warmup: scale(500), sequential: scale(2000), concurrent: scale(4000), concurrency: 32 }
 }
 
 const targets = {
@@ -623,6 +629,54 @@ const lazy = async (entry) => {
 }
 
 // ---------------------------------------------------------------------------------------------------------------------
+// 9. Remote source: tools/call over streamable HTTP, through clawtool vs the SDK client straight to the server
+
+const remote = async () => {
+  const p = plan.remote
+  const server = spawn(process.execPath, [httpEchoServer], { env: childEnv(), stdio: ["pipe", "pipe", "inherit"] })
+  try {
+    const port = await new Promise((resolve, reject) => {
+      let out = ""
+      server.stdout.on("data", (chunk) => {
+        out += chunk.toString()
+        const match = /port (\d+)/.exec(out)
+        if (match) resolve(Number(match[1]))
+      })
+      server.once("exit", (code) => reject(new Error(`http-echo-server exited with ${code}`)))
+    })
+    const url = `http://127.0.0.1:${port}/mcp`
+    const direct = new Client({ name: "clawtool-bench", version: "1.0.0" })
+    direct.onerror = () => {}
+    await direct.connect(new StreamableHTTPClientTransport(new URL(url)))
+    const via = await open(clawtoolRemoteArgs(Bundle.variants.dist, { echo: url }), "remote via clawtool")
+    const paths = [
+      { name: "direct", client: direct, tool: "echo" },
+      { name: "clawtool", client: via.client, tool: "echo__echo" }
+    ]
+    const out = { plan: p }
+    // Both paths warm the server (and its JIT) before either is measured; then each figure in turn.
+    for (const path of paths) await sequentialLatencies(path.client, path.tool, p.warmup)
+    const latencies = {}
+    for (const path of paths) latencies[path.name] = await sequentialLatencies(path.client, path.tool, p.sequential)
+    for (const path of paths) {
+      const rps = await throughput(path.client, path.tool, p.concurrent, p.concurrency)
+      out[path.name] = {
+        p50Ms: round(percentile(latencies[path.name], 50), 3),
+        p99Ms: round(percentile(latencies[path.name], 99), 3),
+        throughputRps: Math.round(rps)
+      }
+    }
+    out.latencyRatioP50 = round(out.clawtool.p50Ms / out.direct.p50Ms)
+    out.throughputRatio = round(out.clawtool.throughputRps / out.direct.throughputRps)
+    await via.close()
+    await direct.close().catch(() => {})
+    return out
+  } finally {
+    server.kill("SIGKILL")
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------------------
 // Main
 
 const main = async () => {
@@ -651,7 +705,8 @@ const main = async () => {
     ["memory", "5. memory, 20 idle children", () => memory(variants)],
     ["steadiness", "6. memory steadiness, 100,000 calls", () => steadiness()],
     ["warmstart", "7. warm start, 20 sources x 1 s initialize, persisted catalog", () => warmstart(variants.dist)],
-    ["lazy", "8. 20 lazy sources with a persisted catalog, idle", () => lazy(variants.dist)]
+    ["lazy", "8. 20 lazy sources with a persisted catalog, idle", () => lazy(variants.dist)],
+    ["remote", "9. remote source (streamable HTTP) call overhead", () => remote()]
   ]
   if (merge && existsSync(outFile)) {
     // The sections this run does not measure, as an earlier run measured them.
@@ -724,6 +779,22 @@ const judge = (results) => {
   if (results.lazy) {
     add("peak RSS, 20 lazy idle sources (MB)", results.lazy.peakRssMb, "≤", targets.lazyPeakRssMb, " MB")
     add("source processes, 20 lazy idle sources", results.lazy.sourceChildren, "≤", 0, "")
+  }
+  if (results.remote) {
+    add(
+      "remote latency ratio p50, c=1 (clawtool/direct)",
+      results.remote.latencyRatioP50,
+      "≤",
+      targets.latencyRatio,
+      ""
+    )
+    add(
+      "remote throughput ratio, c=32 (clawtool/direct)",
+      results.remote.throughputRatio,
+      "≥",
+      targets.throughputRatio,
+      ""
+    )
   }
   return rows
 }
@@ -888,6 +959,22 @@ const print = (results) => {
     table(
       ["20 lazy idle sources (cached)", "peak RSS MB", "RSS MB", "source processes", "helper processes (RSS MB)"],
       [["clawtool dist", l.peakRssMb, l.rssMb, l.sourceChildren, `${l.helperProcesses} (${l.helpersRssMb})`]]
+    )
+  }
+  if (results.remote) {
+    const r = results.remote
+    table(
+      ["remote call overhead (echo, streamable HTTP)", "p50 / p99 ms", "ratio p50", "c=32 calls/s", "ratio"],
+      [
+        ["SDK client, direct", `${r.direct.p50Ms} / ${r.direct.p99Ms}`, "", r.direct.throughputRps, ""],
+        [
+          "  via clawtool",
+          `${r.clawtool.p50Ms} / ${r.clawtool.p99Ms}`,
+          r.latencyRatioP50,
+          r.clawtool.throughputRps,
+          r.throughputRatio
+        ]
+      ]
     )
   }
   table(

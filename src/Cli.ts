@@ -13,7 +13,7 @@ import {
 import { withHelpText } from "./cli/HelpText.js"
 import * as Manage from "./cli/Manage.js"
 import { ConfigError } from "./domain/Errors.js"
-import { packageOf } from "./domain/Health.js"
+import { packageOfSource } from "./domain/Health.js"
 import { DaemonLive, HealthLive, listenAddress, type Location, StaticLive } from "./layers/Main.js"
 import { Daemon } from "./services/Daemon.js"
 import { CatalogCache, cacheDir } from "./services/CatalogCache.js"
@@ -247,7 +247,7 @@ const sourceList = Command.make("list", { config, secrets, json }, (options) =>
     const rows = store.readiness().map((row) => ({
       instance: row.instance,
       enabled: row.enabled,
-      package: packageOf(loaded.sources[row.instance]!.command),
+      package: packageOfSource(loaded.sources[row.instance]!),
       secrets: row.missing.length === 0 ? "ready" : "missing",
       missing: row.missing
     }))
@@ -291,7 +291,9 @@ const sourceAdd = Command.make(
     url: Options.text("url").pipe(
       Options.withPseudoName("URL"),
       Options.optional,
-      Options.withDescription("URL of a remote (HTTP) MCP server. Not supported yet: only local commands")
+      Options.withDescription(
+        "URL of a remote MCP server (streamable HTTP or SSE), instead of a command; add headers with --header"
+      )
     ),
     env: Options.text("env").pipe(
       Options.withPseudoName("KEY=VALUE"),
@@ -301,15 +303,27 @@ const sourceAdd = Command.make(
     header: Options.text("header").pipe(
       Options.withPseudoName("KEY=VALUE"),
       Options.repeated,
-      Options.withDescription("KEY=VALUE HTTP header for a --url source (repeatable). Not supported yet")
+      Options.withDescription("KEY=VALUE HTTP header for a --url source (repeatable); use ${VAR} to refer to a secret")
     )
   },
   (options) =>
     Effect.gen(function* () {
-      if (Option.isSome(options.url) || options.header.length > 0) {
-        return yield* new EditError({
-          detail: `remote sources (--url, --header) are not supported yet; add a local server with: clawtool source add ${options.name} -- <command> [args...]`
-        })
+      if (Option.isSome(options.url)) {
+        const url = options.url.value
+        if (options.command.length > 0 || options.env.length > 0) {
+          return yield* new EditError({
+            detail: "a source has a command or a --url, not both (and --env is for local commands; use --header)"
+          })
+        }
+        const headers = Manage.parsePairs("header", options.header)
+        if (Either.isLeft(headers)) return yield* new EditError({ detail: headers.left.detail })
+        const file = yield* editConfig(options, true, (text, current) =>
+          Manage.addRemoteSource(text, Object.keys(current.sources), options.name, url, headers.right)
+        )
+        return yield* Console.log(`added remote source ${options.name} to ${file}; check it with: clawtool health`)
+      }
+      if (options.header.length > 0) {
+        return yield* new EditError({ detail: "--header is for remote sources; give the server's --url" })
       }
       const env = Manage.parsePairs("env", options.env)
       if (Either.isLeft(env)) return yield* new EditError({ detail: env.left.detail })
@@ -320,7 +334,7 @@ const sourceAdd = Command.make(
     }).pipe(reportEdit)
 ).pipe(
   Command.withDescription(
-    "Add a local source: appends a [sources.<name>] table with its command (and env) to the config, keeping the rest of the file as it is. The result is validated before anything is written."
+    "Add a source: appends a [sources.<name>] table with its command (and env), or with --url a remote server's url (and headers), to the config, keeping the rest of the file as it is. The result is validated before anything is written."
   )
 )
 

@@ -71,6 +71,18 @@ describe("CatalogCache", () => {
     assert.notInclude(key, "s3cret")
   })
 
+  it("keys a remote source by url, transport and header values (hashed); a local key is unchanged by the field", () => {
+    const local = { command: [], cwd: undefined, env: {} }
+    const remote = { url: "https://x.example/mcp", transport: "auto", headers: { Authorization: "Bearer s3cret" } }
+    const key = keyOf({ ...local, remote })
+    assert.notStrictEqual(key, keyOf(local))
+    assert.strictEqual(keyOf({ ...local, remote: { ...remote } }), key)
+    assert.notStrictEqual(keyOf({ ...local, remote: { ...remote, url: "https://y.example/mcp" } }), key)
+    assert.notStrictEqual(keyOf({ ...local, remote: { ...remote, transport: "sse" } }), key)
+    assert.notStrictEqual(keyOf({ ...local, remote: { ...remote, headers: { Authorization: "Bearer rotated" } } }), key)
+    assert.strictEqual(keyOf({ ...local, remote: undefined }), keyOf(local))
+  })
+
   it("keys a child by the capabilities it is declared too (a child may list other tools for another host)", () => {
     const spec = { command: ["node", "server.js"], cwd: undefined, env: { A: "1" } }
     const roots = keyOf({ ...spec, capabilities: { roots: { listChanged: true }, sampling: {} } })

@@ -5,7 +5,9 @@ import { configFrom } from "./lib/sources.js"
 
 /** What a source resolves to under a secrets store: its `${VAR}`s filled from `values`. */
 const resolver = (values: Record<string, string>) => (_instance: string, source: SourceConfig) => ({
-  command: source.command.map((part) => part.replace(/\$\{(\w+)\}/g, (_, name: string) => values[name] ?? "")),
+  command: (source.command ?? [""]).map((part) =>
+    part.replace(/\$\{(\w+)\}/g, (_, name: string) => values[name] ?? "")
+  ),
   env: Object.fromEntries(
     Object.entries(source.env).map(([key, value]) => [
       key,

@@ -158,4 +158,22 @@ describe("restart policy", () => {
       assert.isFalse(Policy.unauthenticated(recursion))
     })
   )
+
+  it.effect(
+    "a refused remote source (Unauthenticated) is tried again only every crash_loop_retry, never in a loop",
+    () =>
+      Effect.gen(function* () {
+        const refused = new SourceError({ instance: "srv", reason: "Unauthenticated", detail: "HTTP 401" })
+        const [decision, state] = yield* fail(source(`crash_loop_retry = "30s"`), Policy.initial, undefined, refused)
+        if (decision._tag !== "CrashLoop") return assert.fail(`expected CrashLoop, got ${decision._tag}`)
+        assert.strictEqual(Duration.toMillis(decision.delay), 30_000)
+        assert.strictEqual(state, Policy.initial)
+        assert.isTrue(Policy.unauthenticated(refused))
+        // restart = "never" means never, refused or not.
+        assert.strictEqual(
+          (yield* fail(source(`restart = "never"`), Policy.initial, undefined, refused))[0]._tag,
+          "Stop"
+        )
+      })
+  )
 })

@@ -59,6 +59,25 @@ export const addSource = (
   return Either.right(appendTable(text, ["sources", name], body))
 }
 
+/** Appends `[sources.<name>]` for a remote server: its url (and headers). The config schema judges the url. */
+export const addRemoteSource = (
+  text: string,
+  existing: ReadonlyArray<string>,
+  name: string,
+  url: string,
+  headers: ReadonlyArray<readonly [string, string]>
+): Edit => {
+  const bad = instanceNameProblem(name)
+  if (Option.isSome(bad)) return problem(`source name ${JSON.stringify(name)}: ${bad.value}`)
+  if (existing.includes(name) || hasTable(text, ["sources", name])) {
+    return problem(
+      `a source named ${JSON.stringify(name)} already exists; remove it first (clawtool source remove ${name})`
+    )
+  }
+  const body = [`url = ${tomlString(url)}`, ...(headers.length === 0 ? [] : [`headers = ${tomlInlineTable(headers)}`])]
+  return Either.right(appendTable(text, ["sources", name], body))
+}
+
 /** Removes `[sources.<name>]` and its sub-tables. */
 export const removeSource = (text: string, existing: ReadonlyArray<string>, name: string, known: string): Edit =>
   !existing.includes(name)

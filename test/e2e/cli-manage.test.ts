@@ -65,10 +65,9 @@ describe("clawtool source add/remove/enable/disable (built CLI, temp config)", (
     const cases: ReadonlyArray<[ReadonlyArray<string>, string]> = [
       [["source", "add", "stub", "--", "node"], "already exists"],
       [["source", "add", "Bad_Name", "--", "node"], `use "bad-name"`],
-      [
-        ["source", "add", "web", "--url", "https://example.com/mcp"],
-        "remote sources (--url, --header) are not supported yet"
-      ],
+      [["source", "add", "web", "--url", "ftp://example.com/mcp"], "url must be an http(s) URL"],
+      [["source", "add", "web", "--url", "https://example.com/mcp", "--", "node"], "a command or a --url, not both"],
+      [["source", "add", "web", "--header", "A=b", "--", "node"], "--header is for remote sources"],
       [["source", "add", "zed", "--env", "1BAD=x", "--", "node"], "environment variable name"],
       [["source", "remove", "stbu"], `did you mean "stub"`],
       [["source", "disable", "nope"], "no source named"]

@@ -60,7 +60,13 @@ export const spawnServe = (config: string, cacheDir = freshCacheDir()): ChildPro
   })
 
 /** An SDK client (the host) connected to `clawtool serve`, closed with the scope. */
-export const serveClient = (config: string, capabilities: Record<string, unknown> = {}, cacheDir = freshCacheDir()) =>
+export const serveClient = (
+  config: string,
+  capabilities: Record<string, unknown> = {},
+  cacheDir = freshCacheDir(),
+  /** Each chunk clawtool writes to stderr (its logs). */
+  onStderr?: (chunk: string) => void
+) =>
   Effect.acquireRelease(
     Effect.promise(async () => {
       const transport = new StdioClientTransport({
@@ -70,6 +76,7 @@ export const serveClient = (config: string, capabilities: Record<string, unknown
         env: { ...getDefaultEnvironment(), CLAWTOOL_CACHE_DIR: cacheDir },
         stderr: "pipe"
       })
+      if (onStderr !== undefined) transport.stderr?.on("data", (chunk: Buffer) => onStderr(chunk.toString("utf8")))
       const client = new Client({ name: "e2e-host", version: "1.0.0" }, { capabilities })
       await client.connect(transport)
       return client

@@ -72,7 +72,10 @@ export const relistDebounce = "50 millis"
 
 const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b)
 
-export const declaredCapabilities = (spec: LaunchSpec): Effect.Effect<JsonObject> =>
+/** What Surface reads of a launch: the instance and its host side (a child's or a remote source's). */
+export type SurfaceSpec = Pick<LaunchSpec, "instance" | "host">
+
+export const declaredCapabilities = (spec: SurfaceSpec): Effect.Effect<JsonObject> =>
   spec.host === undefined ? Effect.succeed({}) : spec.host.clientCapabilities
 
 /**
@@ -82,7 +85,7 @@ export const declaredCapabilities = (spec: LaunchSpec): Effect.Effect<JsonObject
 export const install = (options: {
   readonly client: Client
   readonly transport: Transport
-  readonly spec: LaunchSpec
+  readonly spec: SurfaceSpec
   readonly declared: JsonObject
   readonly exitInfo: Effect.Effect<ExitInfo | undefined>
 }) =>
@@ -158,7 +161,12 @@ export const install = (options: {
         Effect.catchAll((cause) =>
           Effect.flatMap(options.exitInfo, (exit) => {
             if (exit !== undefined) {
-              const how = exit.signal === null ? `exited with code ${exit.code}` : `was killed by signal ${exit.signal}`
+              const how =
+                exit.lost !== undefined
+                  ? `lost its connection`
+                  : exit.signal === null
+                    ? `exited with code ${exit.code}`
+                    : `was killed by signal ${exit.signal}`
               return Effect.fail(
                 new RpcError({
                   reason: "Transport",

@@ -182,7 +182,7 @@ export const failed = (self: Instance, error: SourceError, decision: Decision, a
       ? {}
       : { tools: noTools, toolNames: noNames, cached: false, cachedSurface: undefined }),
     error: Option.some(error),
-    status: decision._tag === "CrashLoop" ? "crash-loop" : Policy.unauthenticated(error) ? "unauthenticated" : "down",
+    status: Policy.unauthenticated(error) ? "unauthenticated" : decision._tag === "CrashLoop" ? "crash-loop" : "down",
     nextRetryAt:
       decision._tag === "Stop" ? Option.none() : Option.some(new Date(at.getTime() + Duration.toMillis(decision.delay)))
   })
@@ -245,7 +245,8 @@ export const healthRow = (
     reason: Option.match(self.error, { onNone: () => (self.cached ? "catalog: cached" : ""), onSome: reasonOf }),
     toolCount: self.tools.length,
     package: facts.package,
-    pid: self._tag === "Running" ? self.connection.pid : null,
+    // A remote source has no process: its connection's pid is 0.
+    pid: self._tag === "Running" && self.connection.pid > 0 ? self.connection.pid : null,
     startedAt: Option.match(self.startedAt, { onNone: () => null, onSome: iso }),
     startupMs: Option.getOrNull(self.startupMs),
     stderrTail: facts.diagnostics.stderrTail,

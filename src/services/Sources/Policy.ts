@@ -39,7 +39,8 @@ export interface Failure {
 export const recursive = (error: SourceError): boolean => error.reason === "Recursion"
 
 /** A restart cannot fix missing secrets or rejected credentials. */
-export const unauthenticated = (error: SourceError): boolean => error.reason === "MissingSecrets" || error.auth
+export const unauthenticated = (error: SourceError): boolean =>
+  error.reason === "MissingSecrets" || error.reason === "Unauthenticated" || error.auth
 
 /**
  * The delay before backoff restart number `attempt` (0 first): `restart_backoff` doubled per attempt, capped at
@@ -65,6 +66,10 @@ export const decide = (
   failure: Failure
 ): Effect.Effect<readonly [Decision, State]> =>
   Effect.gen(function* () {
+    // A refused remote source is tried again only at the crash-loop pace: a login or a fixed secret then takes.
+    if (failure.error.reason === "Unauthenticated" && source.restart !== "never") {
+      return [Decision.CrashLoop({ delay: source.crash_loop_retry }), state] as const
+    }
     if (source.restart === "never" || unauthenticated(failure.error) || recursive(failure.error)) {
       return [Decision.Stop(), state] as const
     }
