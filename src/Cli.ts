@@ -13,7 +13,7 @@ import {
 import { withHelpText } from "./cli/HelpText.js"
 import * as Manage from "./cli/Manage.js"
 import { ConfigError } from "./domain/Errors.js"
-import { packageOf } from "./domain/Health.js"
+import { packageOfSource } from "./domain/Health.js"
 import { HealthLive, type Location, ServeLive, StaticLive } from "./layers/Main.js"
 import { CatalogCache, cacheDir } from "./services/CatalogCache.js"
 import { Config, ConfigLocation, ProcessEnv, readText, resolveConfigPaths } from "./services/Config.js"
@@ -189,7 +189,7 @@ const sourceList = Command.make("list", { config, secrets, json }, (options) =>
     const rows = store.readiness().map((row) => ({
       instance: row.instance,
       enabled: row.enabled,
-      package: packageOf(loaded.sources[row.instance]!.command),
+      package: packageOfSource(loaded.sources[row.instance]!),
       secrets: row.missing.length === 0 ? "ready" : "missing",
       missing: row.missing
     }))

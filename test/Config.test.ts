@@ -4,6 +4,7 @@ import { Duration, Effect, Either, Layer, Option } from "effect"
 import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
+import { isRemote, OAuthConfig, skippedEntries, targetOf } from "../src/domain/Config.js"
 import { ConfigError } from "../src/domain/Errors.js"
 import {
   Config,
@@ -124,7 +125,7 @@ describe("parseConfig (TOML)", () => {
     assert.strictEqual(error.keyPath, "sources.fs.startup-timeout")
     assert.strictEqual(
       error.message,
-      `config /x/config.toml:3 at sources.fs.startup-timeout: unknown key "startup-timeout"; known keys are type, command, env, cwd, enabled, startup_timeout, env_passthrough, restart, restart_backoff, restart_backoff_max, restart_window, max_restarts, crash_loop_retry, call_timeout, start, idle_timeout`
+      `config /x/config.toml:3 at sources.fs.startup-timeout: unknown key "startup-timeout"; known keys are type, command, url, transport, headers, oauth, env, cwd, enabled, startup_timeout, env_passthrough, restart, restart_backoff, restart_backoff_max, restart_window, max_restarts, crash_loop_retry, call_timeout, start, idle_timeout`
     )
   })
 
@@ -152,7 +153,69 @@ describe("parseConfig (TOML)", () => {
   it("rejects a source without a command", () => {
     assert.strictEqual(
       failure(`[sources.fs]\nenabled = true\n`).message,
-      "config /x/config.toml:1 at sources.fs.command: this required key is missing"
+      `config /x/config.toml:1 at sources.fs.command: a source needs a command (a local server, like ["npx", "-y", "some-mcp-server"]) or a url (a remote server)`
+    )
+  })
+
+  it("reads a remote source: url, transport, headers and oauth", () => {
+    const config = Either.getOrThrow(
+      parseConfig(
+        `[sources.linear]\nurl = "https://mcp.linear.app/mcp"\ntransport = "sse"\nheaders = { Authorization = "Bearer \${LINEAR_TOKEN}" }\noauth = { client_id = "abc", scopes = ["read"], redirect_port = 8976 }\n\n[sources.plain]\nurl = "http://localhost:3000/mcp"\noauth = true\n`,
+        "/x/config.toml"
+      )
+    )
+    const linear = config.sources["linear"]!
+    assert.isTrue(isRemote(linear))
+    assert.strictEqual(linear.command, undefined)
+    assert.strictEqual(linear.transport, "sse")
+    assert.deepStrictEqual(linear.headers, { Authorization: "Bearer ${LINEAR_TOKEN}" })
+    const target = targetOf(linear)
+    if (target._tag !== "Remote") return assert.fail("expected a remote target")
+    assertSome(target.oauth, new OAuthConfig({ client_id: "abc", scopes: ["read"], redirect_port: 8976 }))
+    const plain = targetOf(config.sources["plain"]!)
+    if (plain._tag !== "Remote") return assert.fail("expected a remote target")
+    assert.strictEqual(plain.transport, "auto")
+    assertSome(plain.oauth, OAuthConfig.defaults)
+    const local = Either.getOrThrow(parseConfig(`[sources.fs]\ncommand = ["a"]\n`, "/x/config.toml")).sources["fs"]!
+    assert.isFalse(isRemote(local))
+    const localTarget = targetOf(local)
+    assert.strictEqual(localTarget._tag, "Stdio")
+  })
+
+  it("rejects a source with both command and url, or remote and local keys mixed", () => {
+    assert.strictEqual(
+      failure(`[sources.fs]\ncommand = ["a"]\nurl = "https://x.example/mcp"\n`).message,
+      "config /x/config.toml:3 at sources.fs.url: a source has a command or a url, not both"
+    )
+    for (const [line, key] of [
+      [`env = { A = "b" }`, "env"],
+      [`cwd = "/srv"`, "cwd"],
+      [`env_passthrough = ["HOME"]`, "env_passthrough"]
+    ] as const) {
+      assert.strictEqual(
+        failure(`[sources.web]\nurl = "https://x.example/mcp"\n${line}\n`).message,
+        `config /x/config.toml:3 at sources.web.${key}: ${key} is for local servers (command); a remote source (url) cannot use it`
+      )
+    }
+    assert.strictEqual(
+      failure(`[sources.fs]\ncommand = ["a"]\nheaders = { A = "b" }\n`).message,
+      "config /x/config.toml:3 at sources.fs.headers: headers is for remote sources (url); a local source (command) cannot use it"
+    )
+    assert.strictEqual(
+      failure(`[sources.web]\nurl = "mcp.example.com"\n`).message,
+      `config /x/config.toml:2 at sources.web.url: url must be an http(s) URL like "https://mcp.example.com/mcp", got "mcp.example.com"`
+    )
+    assert.strictEqual(
+      failure(`[sources.web]\nurl = "https://x.example/mcp"\ntransport = "ws"\n`).message,
+      `config /x/config.toml:3 at sources.web.transport: transport is "auto", "streamable-http" or "sse", got "ws"`
+    )
+    assert.strictEqual(
+      failure(`[sources.web]\nurl = "https://x.example/mcp"\noauth = { redirect_port = 70000 }\n`).message,
+      "config /x/config.toml:3 at sources.web.oauth.redirect_port: redirect_port must be between 1 and 65535"
+    )
+    assert.strictEqual(
+      failure(`[sources.web]\nurl = "https://x.example/mcp"\noauth = "yes"\n`).message,
+      `config /x/config.toml:3 at sources.web.oauth: expected a table, like [sources.web.oauth], got "yes"`
     )
   })
 
@@ -221,7 +284,7 @@ describe("parseConfig (TOML)", () => {
     )
     assert.strictEqual(
       failure("[sources]\nfs = 5\n").message,
-      "config /x/config.toml:2 at sources.fs: expected a table with at least a command, like [sources.fs], got 5"
+      "config /x/config.toml:2 at sources.fs: expected a table with a command or a url, like [sources.fs], got 5"
     )
   })
 })
@@ -264,20 +327,48 @@ describe("parseConfig (JSON of Claude Desktop, Cursor, VS Code)", () => {
     )
   })
 
-  it("rejects VS Code remote servers, naming the entry", () => {
-    const text = `{\n  "servers": {\n    "local": { "type": "stdio", "command": "a" },\n    "remote": { "type": "http", "url": "https://example.com/mcp" }\n  }\n}`
-    const error = failure(text, "/x/mcp.json")
-    assert.strictEqual(error.keyPath, "servers.remote")
-    assert.strictEqual(
-      error.message,
-      `config /x/mcp.json:4 at servers.remote: remote servers (type "http") are not supported yet; only local stdio servers with a "command"`
-    )
+  it("maps remote entries (VS Code type http, Cursor url) to remote sources with their headers", () => {
+    const text = `{\n  "servers": {\n    "local": { "type": "stdio", "command": "a" },\n    "remote": { "type": "http", "url": "https://example.com/mcp", "headers": { "Authorization": "Bearer \${TOKEN}" } },\n    "legacy": { "type": "sse", "url": "https://example.com/sse", "disabled": true },\n    "plain": { "url": "https://example.com/any" }\n  }\n}`
+    const { sources } = Either.getOrThrow(parseConfig(text, "/x/mcp.json"))
+    assert.deepStrictEqual(sources["local"]!.command, ["a"])
+    assert.strictEqual(sources["remote"]!.url, "https://example.com/mcp")
+    assert.strictEqual(sources["remote"]!.transport, "streamable-http")
+    assert.deepStrictEqual(sources["remote"]!.headers, { Authorization: "Bearer ${TOKEN}" })
+    assert.strictEqual(sources["remote"]!.command, undefined)
+    assert.strictEqual(sources["legacy"]!.transport, "sse")
+    assert.strictEqual(sources["legacy"]!.enabled, false)
+    assert.strictEqual(sources["plain"]!.transport, "auto")
   })
 
-  it("rejects an entry with a url instead of a command", () => {
+  it("skips an entry it cannot use, naming it, and keeps the others", () => {
+    const document = {
+      mcpServers: {
+        ok: { command: "a" },
+        web: { url: "https://example.com/mcp" },
+        socket: { type: "ws", url: "wss://example.com" },
+        empty: { args: [] },
+        both: { command: "a", url: "https://example.com" },
+        "no-url": { type: "sse" }
+      }
+    }
+    const { sources } = Either.getOrThrow(parseConfig(JSON.stringify(document), file))
+    assert.deepStrictEqual(Object.keys(sources).sort(), ["ok", "web"])
+    assert.deepStrictEqual(skippedEntries(document), [
+      `mcpServers.socket: unknown type "ws"; skipped (clawtool cannot use this entry)`,
+      "mcpServers.empty: has neither a command nor a url; skipped (clawtool cannot use this entry)",
+      "mcpServers.both: has both a command and a url; skipped (clawtool cannot use this entry)",
+      `mcpServers.no-url: type "sse" has no url; skipped (clawtool cannot use this entry)`
+    ])
+  })
+
+  it("checks a remote entry's keys like a local one's", () => {
     assert.strictEqual(
-      jsonFailure(`{ "mcpServers": { "remote": { "url": "https://example.com/sse" } } }`).message,
-      `config ${file}:1 at mcpServers.remote: remote servers (a url) are not supported yet; only local stdio servers with a "command"`
+      jsonFailure(`{ "mcpServers": { "web": { "url": "ftp://example.com" } } }`).message,
+      `config ${file}:1 at mcpServers.web.url: url must be an http(s) URL like "https://mcp.example.com/mcp", got "ftp://example.com"`
+    )
+    assert.strictEqual(
+      jsonFailure(`{ "mcpServers": { "web": { "url": "https://example.com", "env": {} } } }`).message,
+      `config ${file}:1 at mcpServers.web.env: unknown key "env"; known keys are type, url, headers, disabled`
     )
   })
 
@@ -303,8 +394,8 @@ describe("parseConfig (JSON of Claude Desktop, Cursor, VS Code)", () => {
       `config ${file}:1 at mcpServers.fs.envFile: unknown key "envFile"; known keys are type, command, args, env, cwd, disabled`
     )
     assert.strictEqual(
-      jsonFailure(`{ "mcpServers": { "fs": { "args": [] } } }`).message,
-      `config ${file}:1 at mcpServers.fs.command: this entry has no command`
+      jsonFailure(`{ "mcpServers": { "fs": { "type": "stdio", "command": 3 } } }`).message,
+      `config ${file}:1 at mcpServers.fs.command: expected a string, got 3`
     )
   })
 

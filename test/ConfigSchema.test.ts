@@ -62,7 +62,7 @@ describe("McpServersJson: the host's JSON as a Schema transform", () => {
       ],
       [
         `{\n  "servers": {\n    "fs": "npx"\n  }\n}`,
-        `config ${json}:3 at servers.fs: expected an object with a "command", got "npx"`
+        `config ${json}:3 at servers.fs: expected an object with a "command" or a "url", got "npx"`
       ],
       [
         `{ "mcpServers": {\n  "fs": { "command": "" }\n} }`,
@@ -92,15 +92,18 @@ describe("McpServersJson: the host's JSON as a Schema transform", () => {
     for (const [text, message] of cases) assert.strictEqual(jsonMessage(text), message, text)
   })
 
-  it("names a remote server as such before complaining about its keys", () => {
-    assert.strictEqual(
-      jsonMessage({ servers: { web: { type: "sse", url: "https://example.com/sse", headers: {} } } }),
-      `config ${json}:1 at servers.web: remote servers (type "sse") are not supported yet; only local stdio servers with a "command"`
-    )
-    assert.strictEqual(
-      jsonMessage({ mcpServers: { web: { command: "a", url: "https://example.com" } } }),
-      `config ${json}:1 at mcpServers.web: remote servers (a url) are not supported yet; only local stdio servers with a "command"`
-    )
+  it("decodes a remote server's keys, and leaves out one it cannot use", () => {
+    const decoded = Schema.decodeUnknownEither(McpServersJson, { onExcessProperty: "error" })({
+      servers: {
+        web: { type: "sse", url: "https://example.com/sse", headers: { "X-Key": "k" } },
+        odd: { command: "a", url: "https://example.com" }
+      }
+    })
+    if (Either.isLeft(decoded)) return assert.fail(String(decoded.left))
+    assert.deepStrictEqual(Object.keys(decoded.right.sources), ["web"])
+    assert.strictEqual(decoded.right.sources["web"]!.url, "https://example.com/sse")
+    assert.strictEqual(decoded.right.sources["web"]!.transport, "sse")
+    assert.deepStrictEqual(decoded.right.sources["web"]!.headers, { "X-Key": "k" })
   })
 })
 

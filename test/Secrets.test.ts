@@ -73,6 +73,7 @@ describe("resolveSource", () => {
     assert.deepStrictEqual(resolved, {
       command: ["npx", "-y", "server-filesystem", "/data", "--token=gh-token"],
       env: { GITHUB_TOKEN: "gh-token", LITERAL: "plain", MIXED: "Bearer gh-token" },
+      headers: {},
       missing: []
     })
   })
@@ -87,6 +88,17 @@ describe("resolveSource", () => {
     assert.deepStrictEqual(resolved.missing, ["ALPHA", "BLANK", "ZETA"])
     assert.deepStrictEqual(resolved.command, ["run", "", ""])
     assert.deepStrictEqual(resolved.env, { KEY_ONE: "", KEY_TWO: "-", OK: "fine" })
+  })
+
+  it("expands a remote source's header values; a missing one is named", () => {
+    const resolved = resolveSource(store, {}, "gh", {
+      command: undefined,
+      env: {},
+      headers: { Authorization: "Bearer ${TOKEN}", "X-Other": "${NOPE}", Plain: "p" }
+    })
+    assert.deepStrictEqual(resolved.headers, { Authorization: "Bearer gh-token", "X-Other": "", Plain: "p" })
+    assert.deepStrictEqual(resolved.command, [])
+    assert.deepStrictEqual(resolved.missing, ["NOPE"])
   })
 })
 
@@ -140,6 +152,7 @@ describe("Secrets service", () => {
       assert.deepStrictEqual(secrets.resolve("gh", config.sources["gh"]!), {
         command: ["npx", "server-github"],
         env: { GITHUB_TOKEN: "ghp_stored" },
+        headers: {},
         missing: []
       })
       assert.deepStrictEqual(secrets.resolve("fs", config.sources["fs"]!).command, [
@@ -213,6 +226,7 @@ describe("Secrets service", () => {
       assert.deepStrictEqual(secrets.resolve("gh", config.sources["gh"]!), {
         command: ["gh", "a"],
         env: { T: "b" },
+        headers: {},
         missing: []
       })
     }).pipe(Effect.provide(Secrets.layerTest({ scopes: { gh: { A: "a" } }, env: { B: "b" } })))

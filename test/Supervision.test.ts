@@ -368,7 +368,7 @@ const fakeChildren = (fail: (instance: string) => SourceError | undefined = () =
         Layer.mergeAll(
           Config.layerTest(parsed),
           Secrets.layerTest({ env: {}, sources: parsed.sources }),
-          Layer.succeed(SourceClient, new SourceClient({ connect })),
+          Layer.succeed(SourceClient, new SourceClient({ connect: (spec) => connect(spec as LaunchSpec) })),
           CatalogCache.Test()
         )
       )

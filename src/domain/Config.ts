@@ -83,12 +83,72 @@ const Env = Schema.Record({ key: EnvKey, value: Schema.String }).annotations({
   examples: [{ KEY: "value" }]
 })
 
+/** A whole number in [min, max], named in its messages. */
+function wholeBetween(key: string, min: number, max: number) {
+  return Schema.Number.pipe(
+    Schema.int({ message: () => `${key} must be a whole number` }),
+    Schema.between(min, max, { message: () => `${key} must be between ${min} and ${max}` })
+  )
+}
+
+/** An http(s) URL (a remote source's address). */
+const RemoteUrl = Schema.String.pipe(
+  Schema.filter((url) => /^https?:\/\/\S+$/.test(url) && URL.canParse(url), {
+    message: (issue) =>
+      `url must be an http(s) URL like "https://mcp.example.com/mcp", got ${JSON.stringify(issue.actual)}`
+  })
+)
+
+/** How a remote source is reached: `auto` tries streamable HTTP, then the legacy HTTP+SSE transport (ADR 018). */
+export const RemoteTransport = Schema.Literal("auto", "streamable-http", "sse").annotations({
+  message: (issue) => `transport is "auto", "streamable-http" or "sse", got ${JSON.stringify(issue.actual)}`
+})
+export type RemoteTransport = typeof RemoteTransport.Type
+
+/** RFC 9110 field names (tokens). */
+const HeaderName = Schema.String.pipe(
+  Schema.pattern(/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/, {
+    message: (issue) => `${JSON.stringify(issue.actual)} is not an HTTP header name`
+  })
+)
+
+const Headers = Schema.Record({ key: HeaderName, value: Schema.String }).annotations({
+  description: "a table of header strings",
+  examples: [{ Authorization: "Bearer ${API_TOKEN}" }]
+})
+
+/** `oauth = { … }`: settings of the OAuth 2.1 client of one remote source (the flow itself: `clawtool auth login`). */
+export class OAuthConfig extends Schema.Class<OAuthConfig>("OAuthConfig")({
+  /** A pre-registered client; without it the client is registered dynamically (or by metadata document). */
+  client_id: Schema.optional(Schema.String),
+  /** Usually a `${VAR}` resolved from secrets like env. */
+  client_secret: Schema.optional(Schema.String),
+  scopes: Schema.optional(
+    Schema.Array(Schema.String).annotations({ description: "a list of strings", examples: [["read"]] })
+  ),
+  /** The loopback port of the login's redirect; an ephemeral one when absent. */
+  redirect_port: Schema.optional(wholeBetween("redirect_port", 1, 65535))
+}) {
+  static readonly defaults = new OAuthConfig({})
+}
+
 /** One `[sources.<instance>]` table. Keys are the TOML names; unknown keys are errors. */
 export class SourceConfig extends Schema.Class<SourceConfig>("SourceConfig")(
   {
-    /** Accepted for configs written by the Go clawtool (`type = "mcp"`); stdio is the only transport. */
+    /** Accepted for configs written by the Go clawtool (`type = "mcp"`); a remote source has a `url` instead. */
     type: Schema.optional(Schema.Literal("mcp", "stdio")),
-    command: Command,
+    /** A local server: the program and its arguments. Exactly one of `command` and `url`. */
+    command: Schema.optional(Command),
+    /** A remote server's address (streamable HTTP or legacy SSE). */
+    url: Schema.optional(RemoteUrl),
+    transport: Schema.optionalWith(RemoteTransport, { exact: true, default: () => "auto" as const }),
+    /** Sent with every request to a remote source; values may hold `${VAR}`, resolved like env. */
+    headers: Schema.optionalWith(Headers, { default: () => ({}) }),
+    oauth: Schema.optional(
+      Schema.Union(OAuthConfig, Schema.Boolean).annotations({
+        description: 'true, false or a table like { scopes = ["read"] }'
+      })
+    ),
     env: Schema.optionalWith(Env, { default: () => ({}) }),
     cwd: Schema.optional(Schema.String.annotations({ description: "a string (a directory)" })),
     enabled: Schema.optionalWith(Schema.Boolean.annotations({ description: "true or false" }), { default: () => true }),
@@ -116,8 +176,73 @@ export class SourceConfig extends Schema.Class<SourceConfig>("SourceConfig")(
     /** A lazy source's child with no request in flight for this long is stopped; none by default. */
     idle_timeout: Schema.optional(PositiveDuration)
   },
-  { description: "a table with at least a command" }
+  { description: "a table with a command or a url" }
 ) {}
+
+/** A remote source: one with a `url`. */
+export const isRemote = (source: SourceConfig): source is SourceConfig & { readonly url: string } =>
+  source.url !== undefined
+
+/** What a source runs: a local command or a remote server. */
+export type SourceTarget =
+  | { readonly _tag: "Stdio"; readonly command: readonly [string, ...Array<string>] }
+  | {
+      readonly _tag: "Remote"
+      readonly url: string
+      readonly transport: RemoteTransport
+      readonly headers: Readonly<Record<string, string>>
+      /** None: no OAuth (`oauth` absent or false). */
+      readonly oauth: Option.Option<OAuthConfig>
+    }
+
+/** The discriminated view of a validated source (exactly one of command and url, checked by the config schema). */
+export const targetOf = (source: SourceConfig): SourceTarget =>
+  isRemote(source)
+    ? {
+        _tag: "Remote",
+        url: source.url,
+        transport: source.transport,
+        headers: source.headers,
+        oauth: oauthOf(source)
+      }
+    : { _tag: "Stdio", command: source.command ?? [""] }
+
+/** `oauth = true` is the defaults; false or absent is none. */
+export const oauthOf = (source: SourceConfig): Option.Option<OAuthConfig> =>
+  source.oauth === undefined || source.oauth === false
+    ? Option.none()
+    : Option.some(source.oauth === true ? OAuthConfig.defaults : source.oauth)
+
+/** Keys that only a local source (command) takes, and the remote keys only a url takes. */
+const localOnlyKeys = ["env", "cwd", "env_passthrough"] as const
+
+/** Exactly one of command and url; a remote source takes no local-process keys, a local one no remote keys. */
+const checkTarget = (source: SourceConfig) => {
+  if (source.command === undefined && source.url === undefined) {
+    return {
+      path: ["command"],
+      message: `a source needs a command (a local server, like ["npx", "-y", "some-mcp-server"]) or a url (a remote server)`
+    }
+  }
+  if (source.command !== undefined && source.url !== undefined) {
+    return { path: ["url"], message: "a source has a command or a url, not both" }
+  }
+  if (source.url !== undefined) {
+    const local = localOnlyKeys.find((key) =>
+      key === "cwd" ? source.cwd !== undefined : Object.keys(source[key]).length > 0
+    )
+    if (local !== undefined) {
+      return { path: [local], message: `${local} is for local servers (command); a remote source (url) cannot use it` }
+    }
+    return true
+  }
+  const remote = (["headers", "oauth"] as const).find((key) =>
+    key === "oauth" ? source.oauth !== undefined : Object.keys(source.headers).length > 0
+  )
+  return remote === undefined
+    ? true
+    : { path: [remote], message: `${remote} is for remote sources (url); a local source (command) cannot use it` }
+}
 
 /** Rules across supervision keys, reported at the key to change. */
 const checkSupervision = (source: SourceConfig) =>
@@ -178,11 +303,6 @@ export class ObservabilityConfig extends Schema.Class<ObservabilityConfig>("Obse
  * `[limits]`: what one peer may send on either edge (docs/decisions/010). `max_depth` stays far below the ~4,000 levels
  * at which V8's JSON.stringify overflows the stack; a message past a limit fails its own request, never clawtool.
  */
-const wholeBetween = (key: string, min: number, max: number) =>
-  Schema.Number.pipe(
-    Schema.int({ message: () => `${key} must be a whole number` }),
-    Schema.between(min, max, { message: () => `${key} must be between ${min} and ${max}` })
-  )
 export class LimitsConfig extends Schema.Class<LimitsConfig>("LimitsConfig")({
   /** Deepest nesting of objects and arrays in one JSON-RPC message, host's or child's. */
   max_depth: Schema.optionalWith(wholeBetween("max_depth", 8, 1000), { default: () => defaultLimits.maxDepth }),
@@ -198,7 +318,10 @@ export class LimitsConfig extends Schema.Class<LimitsConfig>("LimitsConfig")({
 
 export class ClawtoolConfig extends Schema.Class<ClawtoolConfig>("ClawtoolConfig")({
   sources: Schema.optionalWith(
-    Schema.Record({ key: InstanceName, value: SourceConfig.pipe(Schema.filter(checkSupervision)) }).annotations({
+    Schema.Record({
+      key: InstanceName,
+      value: SourceConfig.pipe(Schema.filter(checkTarget), Schema.filter(checkSupervision))
+    }).annotations({
       description: "a table of sources, like [sources.my-server]"
     }),
     { default: () => ({}) }
@@ -220,28 +343,44 @@ export class ClawtoolConfig extends Schema.Class<ClawtoolConfig>("ClawtoolConfig
 /** Keys of an entry that only steer the host's approval UI; they mean nothing to clawtool, so they are dropped. */
 const hostOnlyKeys: ReadonlyArray<string> = ["autoApprove", "alwaysAllow"]
 
-const remoteKind = (entry: { readonly [key: string]: unknown }): string | undefined =>
-  entry.type !== undefined && entry.type !== "stdio"
-    ? `type ${JSON.stringify(entry.type)}`
-    : entry.url !== undefined
-      ? "a url"
-      : undefined
+/** The `type` values of remote entries, and the transport each means (VS Code writes "http", others "sse"). */
+const remoteTypes: Readonly<Record<string, RemoteTransport>> = {
+  http: "streamable-http",
+  "streamable-http": "streamable-http",
+  streamableHttp: "streamable-http",
+  sse: "sse"
+}
 
-/** Any object: remote servers are named as such before their keys are checked. */
-const HostEntryObject = Schema.Record({ key: Schema.String, value: Schema.Unknown })
-  .annotations({ description: `an object with a "command"` })
-  .pipe(
-    Schema.filter((entry) => {
-      const kind = remoteKind(entry)
-      return (
-        kind === undefined ||
-        `remote servers (${kind}) are not supported yet; only local stdio servers with a "command"`
-      )
-    })
-  )
+/** What one host entry is to clawtool: a local server, a remote one, or one it cannot use (and why). */
+type EntryKind =
+  | { readonly _tag: "Stdio" }
+  | { readonly _tag: "Remote"; readonly transport: RemoteTransport }
+  | { readonly _tag: "Unusable"; readonly why: string }
+
+/** Judged on the entry's raw keys, so an unusable entry is skipped before its keys are checked. */
+const entryKind = (entry: { readonly [key: string]: unknown }): EntryKind => {
+  const { type, command, url } = entry
+  if (type !== undefined && type !== "stdio" && (typeof type !== "string" || !(type in remoteTypes))) {
+    return { _tag: "Unusable", why: `unknown type ${JSON.stringify(type)}` }
+  }
+  const remote = typeof type === "string" ? remoteTypes[type] : undefined
+  if (type === "stdio" || (type === undefined && url === undefined)) {
+    return command === undefined
+      ? { _tag: "Unusable", why: url === undefined ? "has neither a command nor a url" : "type stdio has no command" }
+      : { _tag: "Stdio" }
+  }
+  if (url === undefined) return { _tag: "Unusable", why: `type ${JSON.stringify(type)} has no url` }
+  if (command !== undefined) return { _tag: "Unusable", why: "has both a command and a url" }
+  return { _tag: "Remote", transport: remote ?? "auto" }
+}
+
+/** Any object; its kind picks the keys it is checked against. */
+const HostEntryObject = Schema.Record({ key: Schema.String, value: Schema.Unknown }).annotations({
+  description: `an object with a "command" or a "url"`
+})
 
 /** One local server entry in the host's own key names. */
-const HostEntryFields = Schema.Struct({
+const StdioEntryFields = Schema.Struct({
   type: Schema.optional(Schema.Literal("stdio")),
   command: Schema.propertySignature(
     Schema.String.pipe(Schema.nonEmptyString({ description: "a non-empty string" }))
@@ -252,15 +391,77 @@ const HostEntryFields = Schema.Struct({
   disabled: Schema.optional(Schema.Boolean.annotations({ description: "true or false" }))
 })
 
-const HostEntry = Schema.transform(HostEntryObject, HostEntryFields, {
-  strict: false,
-  decode: (entry) => Record.filter(entry, (_, key) => !hostOnlyKeys.includes(key)),
-  encode: (entry) => entry
+/** One remote server entry (Cursor, Claude, VS Code: `url`, optional `type` and `headers`). */
+const RemoteEntryFields = Schema.Struct({
+  type: Schema.optional(Schema.String),
+  url: RemoteUrl,
+  headers: Schema.optional(Headers),
+  disabled: Schema.optional(Schema.Boolean.annotations({ description: "true or false" }))
+})
+
+/** A host entry as a source's fields, or a note that it was skipped. */
+type HostSource =
+  | { readonly _tag: "Source"; readonly fields: Readonly<Record<string, unknown>> }
+  | { readonly _tag: "Skipped"; readonly why: string }
+
+const HostSourceValue = Schema.declare(
+  (input: unknown): input is HostSource => typeof input === "object" && input !== null && "_tag" in input
+)
+
+const HostEntry = Schema.transformOrFail(HostEntryObject, HostSourceValue, {
+  strict: true,
+  decode: (raw, options) => {
+    const entry = Record.filter(raw, (_, key) => !hostOnlyKeys.includes(key))
+    const kind = entryKind(entry)
+    switch (kind._tag) {
+      case "Unusable":
+        return ParseResult.succeed<HostSource>({ _tag: "Skipped", why: kind.why })
+      case "Stdio":
+        return ParseResult.map(ParseResult.decodeUnknown(StdioEntryFields)(entry, options), (local): HostSource => ({
+          _tag: "Source",
+          fields: {
+            command: [local.command, ...(local.args ?? [])],
+            ...(local.env === undefined ? {} : { env: local.env }),
+            ...(local.cwd === undefined ? {} : { cwd: local.cwd }),
+            enabled: local.disabled !== true
+          }
+        }))
+      case "Remote":
+        return ParseResult.map(ParseResult.decodeUnknown(RemoteEntryFields)(entry, options), (remote): HostSource => ({
+          _tag: "Source",
+          fields: {
+            url: remote.url,
+            transport: kind.transport,
+            ...(remote.headers === undefined ? {} : { headers: remote.headers }),
+            enabled: remote.disabled !== true
+          }
+        }))
+    }
+  },
+  encode: (entry, _, ast) =>
+    ParseResult.fail(new ParseResult.Forbidden(ast, entry, "clawtool does not write host entries"))
 })
 
 const HostServers = Schema.Record({ key: InstanceName, value: HostEntry }).annotations({
   description: `an object of servers, like { "my-server": { "command": "npx" } }`
 })
+
+/**
+ * The entries of a host's JSON document clawtool skips, each as one warning naming it (`mcpServers.x: unknown type
+ * "ws"; skipped`). Pure; an unreadable document has none (its error is the decoder's to report).
+ */
+export const skippedEntries = (document: unknown): ReadonlyArray<string> => {
+  if (typeof document !== "object" || document === null) return []
+  return (["mcpServers", "servers"] as const).flatMap((key) => {
+    const entries: unknown = (document as Record<string, unknown>)[key]
+    if (typeof entries !== "object" || entries === null) return []
+    return Object.entries(entries).flatMap(([name, entry]) => {
+      if (typeof entry !== "object" || entry === null || Array.isArray(entry)) return []
+      const kind = entryKind(entry as Record<string, unknown>)
+      return kind._tag === "Unusable" ? [`${key}.${name}: ${kind.why}; skipped (clawtool cannot use this entry)`] : []
+    })
+  })
+}
 
 /** The host owns the file: its other top-level keys (globalShortcut, inputs, …) are left alone. */
 const HostDocument = Schema.Struct(
@@ -269,8 +470,10 @@ const HostDocument = Schema.Struct(
 ).annotations({ description: `a JSON object with "mcpServers" or "servers"` })
 
 /**
- * A host's JSON file as a ClawtoolConfig: each entry becomes a source, `command` + `args` its command and
- * `disabled` its `enabled`. One way only: clawtool writes its own config as TOML.
+ * A host's JSON file as a ClawtoolConfig: each entry becomes a source, `command` + `args` its command (or `url`,
+ * `type` and `headers` a remote source's keys) and `disabled` its `enabled`. An entry clawtool cannot use is left out
+ * (`skippedEntries` says which, for a warning), never a reason to reject the others. One way only: clawtool writes
+ * its own config as TOML.
  */
 export const McpServersJson = Schema.transformOrFail(HostDocument, ClawtoolConfig, {
   strict: true,
@@ -290,12 +493,9 @@ export const McpServersJson = Schema.transformOrFail(HostDocument, ClawtoolConfi
       )
     }
     return ParseResult.succeed({
-      sources: Record.map(entries, (entry) => ({
-        command: [entry.command, ...(entry.args ?? [])] as const,
-        ...(entry.env === undefined ? {} : { env: entry.env }),
-        ...(entry.cwd === undefined ? {} : { cwd: entry.cwd }),
-        enabled: entry.disabled !== true
-      }))
+      sources: Record.filterMap(entries, (entry) =>
+        entry._tag === "Source" ? Option.some(entry.fields) : Option.none()
+      )
     })
   },
   encode: (config, _, ast) =>

@@ -24,6 +24,9 @@ export class ConfigError extends Schema.TaggedError<ConfigError>("clawtool/Confi
 /**
  * Why one source is not running. Recorded in that instance's Health; never stops another instance. `Recursion`: the
  * source started clawtool again with a config a clawtool above it already serves (ADR 013); it is never restarted.
+ * Remote sources (ADR 018): `Connect` (no connection: refused, DNS, TLS, dropped), `Http` (an HTTP status the
+ * transport cannot use; the code is in the detail), `Unauthenticated` (401/403, a missing header secret, or an OAuth
+ * source without a login).
  */
 export const SourceFailure = Schema.Literal(
   "Spawn",
@@ -32,7 +35,10 @@ export const SourceFailure = Schema.Literal(
   "Timeout",
   "MissingSecrets",
   "Exited",
-  "Recursion"
+  "Recursion",
+  "Connect",
+  "Http",
+  "Unauthenticated"
 )
 export type SourceFailure = typeof SourceFailure.Type
 

@@ -1,4 +1,5 @@
 import { Schema } from "effect"
+import { type SourceConfig, targetOf } from "./Config.js"
 
 /**
  * `crash-loop`: restarted `max_restarts` times within `restart_window`; now retried only every `crash_loop_retry`.
@@ -65,4 +66,17 @@ export const packageOf = (command: ReadonlyArray<string>): string => {
     if (script !== undefined) return installedPackage(script) ?? basename(script)
   }
   return name
+}
+
+/** A remote server's address for humans: origin and path, never its query string or credentials. */
+export const urlLabel = (url: string): string => {
+  if (!URL.canParse(url)) return "(invalid url)"
+  const parsed = new URL(url)
+  return `${parsed.origin}${parsed.pathname}`
+}
+
+/** The package column of a source: what its command runs, or where its remote server is. */
+export const packageOfSource = (source: SourceConfig): string => {
+  const target = targetOf(source)
+  return target._tag === "Remote" ? urlLabel(target.url) : packageOf(target.command)
 }

@@ -22,6 +22,9 @@ export interface ChildSpec {
    * other tools for another host (server-everything adds its roots, sampling and elicitation tools).
    */
   readonly capabilities?: Readonly<Record<string, unknown>> | undefined
+  /** A remote source's address and resolved headers (their names in clear, their values only as one hash). */
+  readonly remote?:
+    { readonly url: string; readonly transport: string; readonly headers: Readonly<Record<string, string>> } | undefined
 }
 
 const sha256 = (text: string) => createHash("sha256").update(text).digest("hex")
@@ -48,9 +51,21 @@ export const keyOf = (spec: ChildSpec): string => {
       cwd: spec.cwd ?? null,
       env: names,
       values: sha256(JSON.stringify(names.map((name) => spec.env[name]))),
-      capabilities: canonical(spec.capabilities ?? {})
+      capabilities: canonical(spec.capabilities ?? {}),
+      ...(spec.remote === undefined ? {} : { remote: remoteKey(spec.remote) })
     })
   )
+}
+
+/** A remote source in a key: the url (it may carry a token in its query) and header values only as hashes. */
+const remoteKey = (remote: NonNullable<ChildSpec["remote"]>) => {
+  const names = Object.keys(remote.headers).sort()
+  return {
+    url: sha256(remote.url),
+    transport: remote.transport,
+    headers: names,
+    values: sha256(JSON.stringify(names.map((name) => remote.headers[name])))
+  }
 }
 
 /** The file's own marker: anything else in the folder is foreign and ignored. */

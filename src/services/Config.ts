@@ -3,7 +3,7 @@ import * as Fs from "node:fs/promises"
 import * as Os from "node:os"
 import * as Path from "node:path"
 import * as Toml from "smol-toml"
-import { ClawtoolConfig, kebabCase, McpServersJson, SourceConfig } from "../domain/Config.js"
+import { ClawtoolConfig, kebabCase, McpServersJson, skippedEntries, SourceConfig } from "../domain/Config.js"
 import { type ConfigChainShape, configChainVariable, parseConfigChain } from "../domain/Environment.js"
 import { ConfigError } from "../domain/Errors.js"
 
@@ -129,6 +129,12 @@ const load = Effect.fn("Config.load")(function* (paths: ConfigPaths, inherited: 
     return { ...base, file: Option.none<string>(), config: ClawtoolConfig.empty }
   }
   const config = resolveRelativePaths(yield* parseConfig(text.value, file, format), Path.dirname(file))
+  if (format === "json") {
+    // Entries a host can use but clawtool cannot are left out of the config; each is named once.
+    for (const warning of skippedEntries(Either.getOrUndefined(jsonDocument(text.value, file)))) {
+      yield* Effect.logWarning(`config ${file}: ${warning}`)
+    }
+  }
   if (Option.isSome(chain.repeated)) {
     yield* Effect.logWarning(
       `config ${chain.repeated.value} is already served by a clawtool above this one (${configChainVariable}): starting none of its sources`
@@ -169,6 +175,7 @@ export const resolveRelativePaths = (config: ClawtoolConfig, dir: string): Clawt
     ...config,
     sources: Object.fromEntries(
       Object.entries(config.sources).map(([name, source]) => {
+        if (source.command === undefined) return [name, source]
         const [bin, ...args] = source.command
         return [
           name,

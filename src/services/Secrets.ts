@@ -1,5 +1,4 @@
 import { Array as Arr, Effect, Layer, Option, Order, Schema } from "effect"
-import type { NonEmptyReadonlyArray } from "effect/Array"
 import * as Fs from "node:fs/promises"
 import type { SourceConfig } from "../domain/Config.js"
 import { Config, decodeStrict, type Env, errno, ProcessEnv, readText, tomlDocument } from "./Config.js"
@@ -14,11 +13,14 @@ export class SecretStore extends Schema.Class<SecretStore>("SecretStore")({
   static readonly empty = new SecretStore({ scopes: {} })
 }
 
-/** A source's command and env with every `${VAR}` filled in. */
+/** A source's command, env and headers with every `${VAR}` filled in. */
 export interface ResolvedSource {
-  readonly command: NonEmptyReadonlyArray<string>
+  /** Empty for a remote source. */
+  readonly command: ReadonlyArray<string>
   /** The source's `env` table, expanded (an overlay: the child's base env is the Sources service's business). */
   readonly env: Readonly<Record<string, string>>
+  /** A remote source's `headers`, expanded: secrets, never to be logged or shown. */
+  readonly headers: Readonly<Record<string, string>>
   /** Names of the unresolved `${VAR}`s (not env keys), sorted and de-duplicated. Empty means ready. */
   readonly missing: ReadonlyArray<string>
 }
@@ -62,7 +64,7 @@ export const resolveSource = (
   store: SecretStore,
   env: Env,
   instance: string,
-  source: Pick<SourceConfig, "command" | "env">
+  source: Pick<SourceConfig, "command" | "env"> & Partial<Pick<SourceConfig, "headers">>
 ): ResolvedSource => {
   const lookup = (name: string) => lookupSecret(store, env, instance, name)
   const missing: Array<string> = []
@@ -71,9 +73,12 @@ export const resolveSource = (
     missing.push(...expanded.missing)
     return expanded.value
   }
-  const command = Arr.map(source.command, fill)
-  const resolvedEnv = Object.fromEntries(Object.entries(source.env).map(([key, value]) => [key, fill(value)]))
-  return { command, env: resolvedEnv, missing: Arr.sort(Arr.dedupe(missing), Order.string) }
+  const command = Arr.map(source.command ?? [], fill)
+  const fillAll = (table: Readonly<Record<string, string>>) =>
+    Object.fromEntries(Object.entries(table).map(([key, value]) => [key, fill(value)]))
+  const resolvedEnv = fillAll(source.env)
+  const headers = fillAll(source.headers ?? {})
+  return { command, env: resolvedEnv, headers, missing: Arr.sort(Arr.dedupe(missing), Order.string) }
 }
 
 /** The secrets service shape, built from a store and an env; `Secrets.layerTest` uses it directly. */
@@ -89,7 +94,7 @@ export const makeSecrets = (
     /** The secrets file that was read (None in tests). */
     file,
     store,
-    /** Sync and pure: expands `${VAR}` in `command` elements and `env` values for `instance`. */
+    /** Sync and pure: expands `${VAR}` in `command` elements, `env` values and `headers` values for `instance`. */
     resolve,
     /** Sync: instance scope, then global, then the non-empty process env. */
     lookup: (instance: string, name: string): Option.Option<string> => lookupSecret(store, env, instance, name),

@@ -1,3 +1,4 @@
+import type { OAuthClientProvider } from "@modelcontextprotocol/sdk/client/auth.js"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js"
 import { Deferred, Duration, Effect, Option, type Scope } from "effect"
@@ -16,7 +17,9 @@ import { unvalidated } from "../transport/Unvalidated.js"
 import * as Version from "../version.js"
 import type { HostPort } from "./HostBridge.js"
 import { Reaper, type ReaperShape } from "./Reaper.js"
+import type { RemoteTransport } from "../domain/Config.js"
 import * as Relay from "./SourceClient/Relay.js"
+import * as Remote from "./SourceClient/Remote.js"
 import * as Surface from "./SourceClient/Surface.js"
 
 /** Everything needed to start one child. The environment is final: Sources already applied default-deny. */
@@ -37,6 +40,21 @@ export interface LaunchSpec {
   /** The relay's call_timeout timers: Node's unless a test injects a clock it advances itself. */
   readonly relayTimers?: Relay.Timers | undefined
 }
+
+/** Everything needed to reach one remote source (ADR 018). Headers are final (secrets resolved): never log them. */
+export interface RemoteLaunchSpec {
+  readonly instance: string
+  readonly url: string
+  readonly transport: RemoteTransport
+  readonly headers: Readonly<Record<string, string>>
+  /** The source's OAuth client, when `oauth` is set (RemoteAuth). */
+  readonly authProvider?: OAuthClientProvider | undefined
+  readonly callTimeout?: Duration.Duration | undefined
+  readonly host?: HostPort | undefined
+}
+
+/** A remote spec: one with a url. */
+export const isRemoteSpec = (spec: LaunchSpec | RemoteLaunchSpec): spec is RemoteLaunchSpec => "url" in spec
 
 export interface ExitInfo {
   readonly code: number | null
@@ -110,7 +128,8 @@ export const shutdownGrace = {
 export class SourceClient extends Effect.Service<SourceClient>()("clawtool/SourceClient", {
   dependencies: [Reaper.Default],
   effect: Effect.map(Reaper, (reaper) => ({
-    connect: (spec: LaunchSpec): Effect.Effect<Connection, SourceError, Scope.Scope> => connect(spec, reaper)
+    connect: (spec: LaunchSpec | RemoteLaunchSpec): Effect.Effect<Connection, SourceError, Scope.Scope> =>
+      isRemoteSpec(spec) ? Remote.connect(spec) : connect(spec, reaper)
   }))
 }) {}
 

@@ -1,14 +1,21 @@
 import { Clock, Deferred, Duration, Effect, FiberMap, Option, Queue, Stream } from "effect"
-import type { SourceConfig } from "../domain/Config.js"
+import { isRemote, type SourceConfig, type SourceTarget, targetOf } from "../domain/Config.js"
 import { childEnvironment } from "../domain/Environment.js"
 import { type CallError, SourceError } from "../domain/Errors.js"
-import { type HealthRow, packageOf } from "../domain/Health.js"
+import { type HealthRow, packageOfSource } from "../domain/Health.js"
 import type { CallToolRequest, CallToolResult } from "../domain/Mcp.js"
 import { CatalogCache, keyOf } from "./CatalogCache.js"
 import { Config } from "./Config.js"
 import { HostBridge, offlinePort } from "./HostBridge.js"
 import { Secrets } from "./Secrets.js"
-import { type CallOptions, type Connection, SourceClient } from "./SourceClient.js"
+import {
+  type CallOptions,
+  type Connection,
+  type LaunchSpec,
+  type RemoteLaunchSpec,
+  SourceClient
+} from "./SourceClient.js"
+import { loginCommand, RemoteAuth } from "./SourceClient/RemoteAuth.js"
 import { Diagnostics } from "./Sources/Diagnostics.js"
 import * as Instance from "./Sources/Instance.js"
 import * as Policy from "./Sources/Policy.js"
@@ -150,11 +157,20 @@ export class Sources extends Effect.Service<Sources>()("clawtool/Sources", {
     const launchOf = (name: string, source: SourceConfig) =>
       Effect.map(host.clientCapabilities, (capabilities) => {
         const resolved = secrets.resolve(name, source)
-        const env = childEnvironment(process.env, source.env_passthrough, resolved.env)
+        const remote = isRemote(source)
+        const env = remote ? {} : childEnvironment(process.env, source.env_passthrough, resolved.env)
         const key =
           resolved.missing.length > 0
             ? undefined
-            : keyOf({ command: resolved.command, cwd: source.cwd, env, capabilities })
+            : keyOf({
+                command: resolved.command,
+                cwd: source.cwd,
+                env,
+                capabilities,
+                ...(remote
+                  ? { remote: { url: source.url, transport: source.transport, headers: resolved.headers } }
+                  : {})
+              })
         return { resolved, env, key }
       })
 
@@ -166,6 +182,25 @@ export class Sources extends Effect.Service<Sources>()("clawtool/Sources", {
         if (key === undefined || current?._tag !== "Running" || stored.get(name) === current.tools) return Effect.void
         stored.set(name, current.tools)
         return cache.store(key, current.tools)
+      })
+
+    /** The OAuth provider of a remote source with `oauth` set; without a RemoteAuth service it cannot log in. */
+    const remoteAuth = yield* Effect.serviceOption(RemoteAuth)
+    const remoteAuthProvider = (name: string, target: Extract<SourceTarget, { _tag: "Remote" }>) =>
+      Option.match(target.oauth, {
+        onNone: () => Effect.succeed(undefined),
+        onSome: (oauth) =>
+          Option.match(remoteAuth, {
+            onNone: () =>
+              Effect.fail(
+                new SourceError({
+                  instance: name,
+                  reason: "Unauthenticated",
+                  detail: `this source uses OAuth; run: ${loginCommand(name)}`
+                })
+              ),
+            onSome: (auth) => auth.provider(name, target.url, oauth)
+          })
       })
 
     /** Resolves when a lazy source's child has had no request in flight for idle_timeout. */
@@ -188,38 +223,50 @@ export class Sources extends Effect.Service<Sources>()("clawtool/Sources", {
         if (resolved.missing.length > 0) {
           return yield* new SourceError({
             instance: name,
-            reason: "MissingSecrets",
+            // A header secret is a credential: its absence makes a remote source unauthenticated (issue 11).
+            reason: isRemote(source) ? "Unauthenticated" : "MissingSecrets",
             detail: `missing secrets: ${resolved.missing.join(", ")}`
           })
         }
         const diag = diagnostics.get(name)!
         const startedAt = yield* now
         yield* state.update(name, (current) => Instance.spawning(current, startedAt))
-        const connected = yield* client
-          .connect({
-            instance: name,
-            command: resolved.command,
-            env,
-            cwd: source.cwd,
-            callTimeout: source.call_timeout,
-            host,
-            onStderrLine: (line) => diag.stderr(line),
-            onGarbage: (line) => diag.garbage(line),
-            onExit: (exit) => {
-              diag.lastExit = exit
-            }
+        const target = targetOf(source)
+        const launch: LaunchSpec | RemoteLaunchSpec =
+          target._tag === "Remote"
+            ? {
+                instance: name,
+                url: target.url,
+                transport: target.transport,
+                headers: resolved.headers,
+                authProvider: yield* remoteAuthProvider(name, target),
+                callTimeout: source.call_timeout,
+                host
+              }
+            : {
+                instance: name,
+                command: target.command,
+                env,
+                cwd: source.cwd,
+                callTimeout: source.call_timeout,
+                host,
+                onStderrLine: (line) => diag.stderr(line),
+                onGarbage: (line) => diag.garbage(line),
+                onExit: (exit) => {
+                  diag.lastExit = exit
+                }
+              }
+        const connected = yield* client.connect(launch).pipe(
+          Effect.timeoutFail({
+            duration: source.startup_timeout,
+            onTimeout: () =>
+              new SourceError({
+                instance: name,
+                reason: "Timeout",
+                detail: `no answer to initialize/tools/list within the startup_timeout`
+              })
           })
-          .pipe(
-            Effect.timeoutFail({
-              duration: source.startup_timeout,
-              onTimeout: () =>
-                new SourceError({
-                  instance: name,
-                  reason: "Timeout",
-                  detail: `no answer to initialize/tools/list within the startup_timeout`
-                })
-            })
-          )
+        )
         const idleTimeout = source.start === "lazy" ? source.idle_timeout : undefined
         const connection = idleTimeout === undefined ? connected : counted(connected, activity.get(name)!)
         const runningSince = yield* now
@@ -396,7 +443,7 @@ export class Sources extends Effect.Service<Sources>()("clawtool/Sources", {
         const { instances } = state.get()
         return names.map((name) =>
           Instance.healthRow(instances.get(name)!, {
-            package: packageOf(config.sources[name]!.command),
+            package: packageOfSource(config.sources[name]!),
             diagnostics: diagnostics.get(name)!,
             now: at
           })

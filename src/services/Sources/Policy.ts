@@ -39,7 +39,8 @@ export interface Failure {
 export const recursive = (error: SourceError): boolean => error.reason === "Recursion"
 
 /** A restart cannot fix missing secrets or rejected credentials. */
-export const unauthenticated = (error: SourceError): boolean => error.reason === "MissingSecrets" || error.auth
+export const unauthenticated = (error: SourceError): boolean =>
+  error.reason === "MissingSecrets" || error.reason === "Unauthenticated" || error.auth
 
 /**
  * The delay before backoff restart number `attempt` (0 first): `restart_backoff` doubled per attempt, capped at
