@@ -3,6 +3,7 @@ import { ConfigChain } from "../domain/Environment.js"
 import { CurrentLimits } from "../domain/Limits.js"
 import { Config, ConfigLocation } from "../services/Config.js"
 import { Gateway } from "../services/Gateway.js"
+import { OAuth } from "../services/OAuth.js"
 import { Registry } from "../services/Registry.js"
 import { Secrets } from "../services/Secrets.js"
 import { Sources } from "../services/Sources.js"
@@ -29,8 +30,8 @@ const ChainLive = Layer.effect(
   Effect.map(Config, ({ chain }) => chain)
 )
 
-/** What the config sets for the running services beside its own values. */
-const FromConfigLive = Layer.merge(LimitsLive, ChainLive)
+/** What the config sets for the running services beside its own values; RemoteAuth: OAuth from the token store. */
+const FromConfigLive = Layer.mergeAll(LimitsLive, ChainLive, OAuth.RemoteAuthLive)
 
 /** Config and Secrets only: the static commands (`source list`) spawn nothing. */
 export const StaticLive = (location: Location) =>

@@ -1,7 +1,5 @@
 import { Schema } from "effect"
-
-/** The command that gives a source a grant; every "needs a login" message names it exactly. */
-export const loginCommand = (instance: string) => `clawtool auth login ${instance}`
+import { loginCommand } from "../SourceClient/RemoteAuth.js"
 
 /**
  * A remote source has no usable OAuth grant and serve/health cannot get one without a person: there are no tokens, the
