@@ -210,6 +210,4 @@ export class OAuth extends Effect.Service<OAuth>()("clawtool/OAuth", {
 
 /** The url and oauth settings of a remote source with `oauth` set. */
 const oauthSourceOf = (source: SourceConfig) =>
-  source.url === undefined
-    ? Option.none()
-    : Option.map(oauthOf(source), (oauth) => ({ url: source.url!, oauth }))
+  source.url === undefined ? Option.none() : Option.map(oauthOf(source), (oauth) => ({ url: source.url!, oauth }))
