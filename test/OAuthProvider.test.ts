@@ -137,4 +137,79 @@ describe("OAuth provider against an SDK authorization server", () => {
       assert.include(yield* whoami(client), "client:")
     })
   )
+
+  it.scopedLive("a refresh token the server refused leaves the source needing a login, with no browser step", () =>
+    Effect.gen(function* () {
+      const server = yield* oauthServer()
+      const dir = tempDir("clawtool-state-")
+      yield* loginTo(server, dir)
+      const { client } = yield* connect(server, dir)
+      server.revokeAll()
+      const error = yield* Effect.tryPromise(() => client.callTool({ name: "whoami", arguments: {} })).pipe(
+        Effect.flip,
+        Effect.map((failure) => failure.error)
+      )
+      assert.instanceOf(error, AuthRequired)
+      assert.include((error as AuthRequired).message, "clawtool auth login linear")
+      assert.strictEqual(server.counters.authorizations, 1)
+      assert.isUndefined(
+        Store.currentGrant(yield* Effect.promise(() => Store.load(dir, "linear", server.mcpUrl))).tokens
+      )
+    })
+  )
+
+  it.scopedLive("a configured client is used as is and its secret never reaches the token file", () =>
+    Effect.gen(function* () {
+      const server = yield* oauthServer()
+      const dir = tempDir("clawtool-state-")
+      // Registered by hand (here: through the server's registration endpoint) with a fixed loopback port.
+      const port = 30000 + Math.floor(Math.random() * 20000)
+      const registered = yield* Effect.promise(() =>
+        fetch(`${server.url}/register`, {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify({
+            client_name: "by hand",
+            redirect_uris: [`http://127.0.0.1:${port}/callback`],
+            token_endpoint_auth_method: "client_secret_post"
+          })
+        }).then((response) => response.json() as Promise<{ client_id: string; client_secret: string }>)
+      )
+      yield* Effect.promise(() =>
+        login({
+          instance: "linear",
+          url: server.mcpUrl,
+          settings: { clientId: registered.client_id, clientSecret: registered.client_secret, redirectPort: port },
+          dir,
+          say: () => undefined,
+          timeoutMs: 20_000,
+          env: { ...process.env, BROWSER: browser }
+        })
+      )
+      assert.strictEqual(server.counters.registrations, 1)
+      assert.strictEqual(server.counters.codeExchanges, 1)
+      const text = fs.readFileSync(Store.fileOf(dir, "linear"), "utf8")
+      assert.notInclude(text, registered.client_secret)
+    })
+  )
+
+  it.live("the store ignores a file written for another URL and keys grants by issuer", () =>
+    Effect.promise(async () => {
+      const dir = tempDir("clawtool-state-")
+      await Store.updateGrant(dir, "linear", "https://a.example/mcp", "https://as-1.example/", () => ({
+        tokens: { access_token: "one", token_type: "bearer" }
+      }))
+      await Store.updateGrant(dir, "linear", "https://a.example/mcp", "https://as-2.example/", () => ({
+        tokens: { access_token: "two", token_type: "bearer" }
+      }))
+      const record = await Store.load(dir, "linear", "https://a.example/mcp")
+      assert.strictEqual(record.issuer, "https://as-2.example/")
+      assert.strictEqual(Store.currentGrant(record).tokens?.access_token, "two")
+      assert.strictEqual(record.grants["https://as-1.example/"]?.tokens?.access_token, "one")
+      // The source now points elsewhere: nothing of the old server's grants is used.
+      const moved = await Store.load(dir, "linear", "https://b.example/mcp")
+      assert.isUndefined(moved.issuer)
+      assert.deepStrictEqual(moved.grants, {})
+    })
+  )
 })

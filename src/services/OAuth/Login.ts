@@ -130,9 +130,17 @@ const challenge = async (url: string): Promise<{ resourceMetadataUrl?: URL; scop
   }
 }
 
+/** An error's message and, for a failed fetch, the system's reason (`fetch failed (ECONNREFUSED)`). */
+const why = (error: unknown): string => {
+  if (!(error instanceof Error)) return String(error)
+  const cause = (error as { cause?: { code?: unknown } }).cause
+  return typeof cause?.code === "string" ? `${error.message} (${cause.code})` : error.message
+}
+
 /** Runs the whole flow; resolves once the tokens are stored. */
 export const login = async (options: LoginOptions): Promise<void> => {
   const { instance, url, say } = options
+  const origin = new URL(url).origin
   const env = options.env ?? process.env
   const loopback = await listen(options.settings.redirectPort ?? 0).catch((error: NodeJS.ErrnoException) => {
     throw fail(
@@ -169,7 +177,7 @@ export const login = async (options: LoginOptions): Promise<void> => {
       }).catch((error: unknown) => {
         throw error instanceof OAuthError
           ? error
-          : fail(instance, "Flow", error instanceof Error ? error.message : String(error))
+          : fail(instance, "Flow", `the OAuth flow with ${origin} failed: ${why(error)}`)
       })
     if ((await step()) === "AUTHORIZED") return
     let timer: NodeJS.Timeout | undefined
