@@ -5,7 +5,7 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import { Effect } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
-import { ensureBuilt, freshCacheDir, main, runCli, writeConfig } from "../lib/cli.js"
+import { ensureBuilt, freshCacheDir, main, writeConfig } from "../lib/cli.js"
 import { spawn } from "node:child_process"
 import { root, tempDir } from "../lib/sources.js"
 import { SourceOAuthProvider } from "../../src/services/OAuth/Provider.js"
@@ -16,7 +16,8 @@ beforeAll(ensureBuilt, 120_000)
 const browser = path.join(root, "test/fixtures/browser.mjs")
 
 /**
- * Runs the built CLI without blocking this process (runCli is spawnSync): the OAuth server it talks to lives here.
+ * Runs the built CLI without blocking this process (runCli is spawnSync): the OAuth server it talks to lives here, and
+ * vitest's worker must keep answering its runner.
  */
 const cli = (args: ReadonlyArray<string>, env: Record<string, string> = {}) =>
   Effect.async<{ code: number | null; stdout: string; stderr: string }>((resume) => {
@@ -91,7 +92,7 @@ describe("clawtool auth (built CLI) against an OAuth authorization server starte
     () =>
       Effect.gen(function* () {
         const server = yield* Effect.acquireRelease(
-          Effect.promise(() => startOAuthServer({ accessTtl: 2 })),
+          Effect.promise(() => startOAuthServer({ accessTtl: 4 })),
           (server) => Effect.promise(() => server.close())
         )
         const work = tempDir("clawtool-oauth-")
@@ -155,9 +156,9 @@ describe("clawtool auth (built CLI) against an OAuth authorization server starte
             Effect.map((result) => JSON.stringify(result.content))
           )
         assert.include(yield* call(), "client:")
-        // The 2 s token passes 80 % of its life: 10 concurrent calls, one refresh at the server.
+        // The 4 s token passes 80 % of its life: 10 concurrent calls, one refresh at the server.
         const refreshes = server.counters.refreshes
-        yield* Effect.sleep("1700 millis")
+        yield* Effect.sleep("3400 millis")
         const results = yield* Effect.all(Array.from({ length: 10 }, call), { concurrency: "unbounded" })
         assert.strictEqual(results.filter((text) => text.includes("client:")).length, 10)
         assert.strictEqual(server.counters.refreshes - refreshes, 1)
@@ -184,7 +185,7 @@ describe("clawtool auth (built CLI) against an OAuth authorization server starte
   it.scopedLive.skip("serve calls an OAuth source with the CLI's grant, refreshes once under 10 concurrent calls", () =>
     Effect.gen(function* () {
       const server = yield* Effect.acquireRelease(
-        Effect.promise(() => startOAuthServer({ accessTtl: 2 })),
+        Effect.promise(() => startOAuthServer({ accessTtl: 4 })),
         (server) => Effect.promise(() => server.close())
       )
       const work = tempDir("clawtool-oauth-")
@@ -208,7 +209,7 @@ describe("clawtool auth (built CLI) against an OAuth authorization server starte
         )
       assert.include(yield* call(), "client:")
       const refreshes = server.counters.refreshes
-      yield* Effect.sleep("1700 millis")
+      yield* Effect.sleep("3400 millis")
       const results = yield* Effect.all(Array.from({ length: 10 }, call), { concurrency: "unbounded" })
       assert.strictEqual(results.filter((text) => text.includes("client:")).length, 10)
       assert.strictEqual(server.counters.refreshes - refreshes, 1)
@@ -224,29 +225,29 @@ describe("clawtool auth (built CLI) against an OAuth authorization server starte
   )
 
   it.live("--help of the auth commands: full usage, an example, no filler", () =>
-    Effect.sync(() => {
+    Effect.gen(function* () {
       for (const command of [["auth"], ["auth", "login"], ["auth", "status"], ["auth", "logout"]]) {
-        const result = runCli([...command, "--help"])
+        const result = yield* cli([...command, "--help"])
         assert.strictEqual(result.code, 0, `${command.join(" ")}: ${result.stderr}`)
         assert.notInclude(result.stdout, "\x1b[", command.join(" "))
         assert.notInclude(result.stdout, "A user-defined piece of text", command.join(" "))
         assert.include(result.stdout, `\n$ ${["clawtool", ...command].join(" ")}`, command.join(" "))
         assert.match(result.stdout, /EXAMPLE\n\n {2}\$ clawtool auth /, command.join(" "))
       }
-      assert.include(runCli(["--help"]).stdout, "- clawtool auth login ")
+      assert.include((yield* cli(["--help"])).stdout, "- clawtool auth login ")
     })
   )
 
   it.live("auth commands refuse a source without oauth with a usage error", () =>
-    Effect.sync(() => {
+    Effect.gen(function* () {
       const config = writeConfig(`
         [sources.local]
         command = ["node", "-e", ""]
       `)
-      const result = runCli(["auth", "login", "local", "--config", config], { BROWSER: "" })
+      const result = yield* cli(["auth", "login", "local", "--config", config], { BROWSER: "" })
       assert.strictEqual(result.code, 2)
       assert.include(result.stderr, "local source")
-      const missing = runCli(["auth", "logout", "nope", "--config", config])
+      const missing = yield* cli(["auth", "logout", "nope", "--config", config])
       assert.strictEqual(missing.code, 2)
       assert.include(missing.stderr, 'no source named "nope"')
     })
