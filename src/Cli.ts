@@ -20,6 +20,9 @@ import { CatalogCache, cacheDir } from "./services/CatalogCache.js"
 import { Config, ConfigLocation, ProcessEnv, readText, resolveConfigPaths } from "./services/Config.js"
 import { Connect, defaultDaemonUrl } from "./services/Connect.js"
 import { Gateway } from "./services/Gateway.js"
+import { type AuthStatusRow, OAuth } from "./services/OAuth.js"
+import { OAuthError } from "./services/OAuth/Errors.js"
+import * as Store from "./services/OAuth/Store.js"
 import { Registry } from "./services/Registry.js"
 import type { Catalog } from "./services/Registry/Catalog.js"
 import { ClawtoolConfig } from "./domain/Config.js"
@@ -450,6 +453,101 @@ const source = Command.make("source").pipe(
   ])
 )
 
+// === auth ==========================================================================================================
+
+/** Config, Secrets and the OAuth store: `auth` starts no source. */
+const AuthLive = (location: Location) => OAuth.Default.pipe(Layer.provide(ConfigLocation.layer(location)))
+
+/** An OAuthError on stderr; exit 2 when the instance is not an OAuth source (usage), else 1. */
+const reportAuth = <A, E, R>(effect: Effect.Effect<A, E | OAuthError, R>) =>
+  Effect.catchIf(
+    effect,
+    (error): error is OAuthError => error instanceof OAuthError,
+    (error) =>
+      Effect.zipRight(
+        Console.error(`clawtool: ${error.message}`),
+        Effect.fail(new ExitStatus({ code: error.reason === "NotRemote" || error.reason === "NoOAuth" ? 2 : 1 }))
+      )
+  )
+
+const expiryText = (row: AuthStatusRow) =>
+  !row.loggedIn
+    ? "-"
+    : row.expiresAt === null
+      ? "unknown"
+      : `${row.expiresAt}${row.expired ? (row.refreshable ? " (expired; refreshed on next use)" : " (expired)") : ""}`
+
+const authInstance = Args.text({ name: "name" }).pipe(
+  Args.withDescription("Instance name of a remote source with oauth set, as in [sources.<name>]")
+)
+
+const authLogin = Command.make("login", { config, secrets, name: authInstance }, (options) =>
+  Effect.gen(function* () {
+    const oauth = yield* OAuth
+    const row = yield* oauth.login(options.name, (line) => process.stderr.write(`${line}\n`))
+    yield* Console.log(
+      `logged in: ${row.instance} (${row.url}); access token expires ${expiryText(row)}${row.refreshable ? ", refreshable" : ""}; tokens in ${Store.fileOf(oauth.dir, row.instance)}`
+    )
+  }).pipe(
+    (effect) => Effect.zipRight(requireSecretsFile(options), effect),
+    reportAuth,
+    Effect.provide(AuthLive(options))
+  )
+).pipe(
+  Command.withDescription(
+    "Log a remote source in with OAuth: prints the authorization URL on stderr and opens $BROWSER (else xdg-open / open), waits for the redirect on a loopback port (oauth.redirect_port, else a free one), stores the tokens (mode 0600) under $CLAWTOOL_STATE_DIR, else $XDG_STATE_HOME/clawtool, else ~/.local/state/clawtool."
+  )
+)
+
+const authStatus = Command.make("status", { config, secrets, json }, (options) =>
+  Effect.gen(function* () {
+    const rows = yield* (yield* OAuth).status
+    if (options.json) return yield* Console.log(JSON.stringify(rows, null, 2))
+    if (rows.length === 0) return yield* Console.log("(no remote source has oauth set)")
+    yield* Console.log(
+      renderTable(
+        ["INSTANCE", "URL", "LOGGED IN", "EXPIRES", "ISSUER"],
+        rows.map((row) => [
+          row.instance,
+          row.url,
+          row.loggedIn ? "yes" : `no: run clawtool auth login ${row.instance}`,
+          expiryText(row),
+          row.issuer ?? "-"
+        ])
+      )
+    )
+  }).pipe((effect) => Effect.zipRight(requireSecretsFile(options), effect), Effect.provide(AuthLive(options)))
+).pipe(
+  Command.withDescription(
+    "Show which remote sources with oauth set have tokens, their issuer and when the access token expires. Never prints a token."
+  )
+)
+
+const authLogout = Command.make("logout", { config, secrets, name: authInstance }, (options) =>
+  Effect.gen(function* () {
+    const oauth = yield* OAuth
+    const removed = yield* oauth.logout(options.name)
+    yield* Console.log(
+      removed
+        ? `logged out: ${options.name} (removed ${Store.fileOf(oauth.dir, options.name)})`
+        : `${options.name} had no stored tokens`
+    )
+  }).pipe(
+    (effect) => Effect.zipRight(requireSecretsFile(options), effect),
+    reportAuth,
+    Effect.provide(AuthLive(options))
+  )
+).pipe(
+  Command.withDescription(
+    "Forget a remote source's OAuth tokens and registered client; serve and health then report it unauthenticated until the next login."
+  )
+)
+
+const authCommand = Command.make("auth").pipe(
+  Command.withDescription("Log remote sources in and out with OAuth 2.1, and show their tokens' state."),
+  Command.withSubcommands([authLogin, authStatus, authLogout])
+)
+
 // === cache =========================================================================================================
 
 const cacheClear = Command.make("clear", {}, () =>
@@ -715,7 +813,7 @@ const tools = Command.make("tools").pipe(
 
 const root = Command.make("clawtool").pipe(
   Command.withDescription("One MCP server for all your MCP servers: spawns, supervises and serves configured sources."),
-  Command.withSubcommands([serve, connect, health, source, tools, cache])
+  Command.withSubcommands([serve, connect, health, source, tools, cache, authCommand])
 )
 
 /** One example per command, shown under EXAMPLE in its --help (keyed by the command path). */
@@ -737,6 +835,10 @@ const examples: Record<string, string> = {
   "tools disable": "clawtool tools disable github.delete_repo",
   "tools export-typescript": "clawtool tools export-typescript --output ./clawtool-tools --check",
   cache: "clawtool cache clear",
+  auth: "clawtool auth status",
+  "auth login": "clawtool auth login linear",
+  "auth status": "clawtool auth status --json",
+  "auth logout": "clawtool auth logout linear",
   "cache clear": "clawtool cache clear"
 }
 

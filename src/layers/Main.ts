@@ -5,6 +5,7 @@ import { Config, ConfigLocation } from "../services/Config.js"
 import { Daemon } from "../services/Daemon.js"
 import { Gateway } from "../services/Gateway.js"
 import { declaredCapabilities, HostBridge, SharedHosts } from "../services/HostBridge.js"
+import { OAuth } from "../services/OAuth.js"
 import { Registry } from "../services/Registry.js"
 import { Reload } from "../services/Reload.js"
 import { Secrets } from "../services/Secrets.js"
@@ -32,8 +33,8 @@ const ChainLive = Layer.effect(
   Effect.map(Config, ({ chain }) => chain)
 )
 
-/** What the config sets for the running services beside its own values. */
-const FromConfigLive = Layer.merge(LimitsLive, ChainLive)
+/** What the config sets for the running services beside its own values; RemoteAuth: OAuth from the token store. */
+const FromConfigLive = Layer.mergeAll(LimitsLive, ChainLive, OAuth.RemoteAuthLive)
 
 /** Config and Secrets only: the static commands (`source list`) spawn nothing. */
 export const StaticLive = (location: Location) =>

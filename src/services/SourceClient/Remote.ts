@@ -1,3 +1,4 @@
+import { AuthRequired } from "../OAuth/Errors.js"
 import { UnauthorizedError } from "@modelcontextprotocol/sdk/client/auth.js"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js"
@@ -228,6 +229,8 @@ const attemptError = (
   const fail = (reason: SourceError["reason"], detail: string) =>
     new SourceError({ instance: spec.instance, reason, detail, cause })
   const where = urlLabel(spec.url)
+  // The OAuth provider's own refusal (no grant, refresh refused) says exactly what to do.
+  if (cause instanceof AuthRequired) return fail("Unauthenticated", cause.message)
   if (cause instanceof UnauthorizedError) {
     return fail("Unauthenticated", `${where} needs a login; run: ${loginCommand(spec.instance)}`)
   }

@@ -1,0 +1,300 @@
+/**
+ * The SDK `OAuthClientProvider` of one remote source (issue 11, ADR 019). The SDK's `auth()` does discovery (RFC 9728
+ * protected-resource metadata, RFC 8414 / OIDC authorization-server metadata), client registration, PKCE S256 and the
+ * RFC 8707 `resource` parameter; this class keeps what it hands over in the token store and adds what the SDK leaves
+ * to its callers:
+ * - in `background` mode (serve, health) it never opens a browser or waits for one: a flow that would need a person
+ *   fails with AuthRequired, naming `clawtool auth login <instance>`;
+ * - access tokens are refreshed before they expire (at 80 % of `expires_in`), single-flight per source: however many
+ *   requests ask for a token meanwhile, one refresh runs and they all get its result;
+ * - the SDK's own flows (run by the transport on a 401) are serialized per source, so a rotating refresh token is never
+ *   presented twice (the second use would revoke the grant).
+ */
+import { auth, type OAuthClientProvider, type OAuthDiscoveryState } from "@modelcontextprotocol/sdk/client/auth.js"
+import type {
+  OAuthClientInformationMixed,
+  OAuthClientMetadata,
+  OAuthTokens
+} from "@modelcontextprotocol/sdk/shared/auth.js"
+import { randomBytes } from "node:crypto"
+import { AuthRequired } from "./Errors.js"
+import * as Store from "./Store.js"
+
+/** The `oauth` settings of a source, secrets already resolved. */
+export interface OAuthSettings {
+  /** A client registered by hand with the authorization server; without it, dynamic client registration. */
+  readonly clientId?: string | undefined
+  readonly clientSecret?: string | undefined
+  readonly scopes?: ReadonlyArray<string> | undefined
+  /** Port of the loopback redirect during `auth login` (0 or absent: any free port). */
+  readonly redirectPort?: number | undefined
+}
+
+export type Mode =
+  /** serve and health: no browser, no waiting. */
+  | { readonly kind: "background" }
+  /** `clawtool auth login`: a loopback redirect is listening; `open` shows the authorization URL. */
+  | { readonly kind: "login"; readonly redirectUrl: string; readonly open: (url: URL) => Promise<void> }
+
+export interface ProviderOptions {
+  readonly instance: string
+  readonly url: string
+  readonly settings: OAuthSettings
+  /** The state directory (Store.stateDir). */
+  readonly dir: string
+  readonly mode: Mode
+  /** Fraction of the access token's lifetime after which it is refreshed. */
+  readonly refreshAt?: number
+  readonly now?: () => number
+}
+
+/** Per source (per token file) in this process: the refresh in flight and the lock that serializes flows. */
+interface Shared {
+  refreshing: Promise<void> | undefined
+  /** Resolves when the flow holding the lock ends; undefined when free. */
+  held: Promise<void> | undefined
+  release: (() => void) | undefined
+  /** Refreshes performed (for tests and logs). */
+  refreshes: number
+}
+const shared = new Map<string, Shared>()
+const sharedOf = (dir: string, instance: string): Shared => {
+  const key = Store.fileOf(dir, instance)
+  let entry = shared.get(key)
+  if (entry === undefined) {
+    entry = { refreshing: undefined, held: undefined, release: undefined, refreshes: 0 }
+    shared.set(key, entry)
+  }
+  return entry
+}
+
+/** An SDK flow that ends without calling back (a network error inside auth()) frees the lock after this long. */
+const lockFailSafeMs = 15_000
+
+/** Placeholder redirect of background providers: never registered, never listened on (they never start a flow). */
+const backgroundRedirect = "http://127.0.0.1/callback"
+
+const registeredFor = (client: OAuthClientInformationMixed, redirectUrl: string) =>
+  "redirect_uris" in client && Array.isArray(client.redirect_uris) && client.redirect_uris.includes(redirectUrl)
+
+/** When the stored access token is due for a refresh (ms since the epoch); none when its lifetime is unknown. */
+export const refreshDueAt = (grant: Store.Grant, fraction: number): number | undefined =>
+  grant.tokens?.expires_in === undefined || grant.obtainedAt === undefined
+    ? undefined
+    : grant.obtainedAt + grant.tokens.expires_in * 1000 * fraction
+
+export class SourceOAuthProvider implements OAuthClientProvider {
+  private readonly shared: Shared
+  private readonly stateValue = randomBytes(16).toString("hex")
+  private verifier: string | undefined
+  private readonly fraction: number
+  private readonly now: () => number
+  /** Set on the provider a refresh runs with: it holds the lock already and must not refresh from tokens() again. */
+  private inner = false
+
+  constructor(private readonly options: ProviderOptions) {
+    this.shared = sharedOf(options.dir, options.instance)
+    this.fraction = options.refreshAt ?? 0.8
+    this.now = options.now ?? Date.now
+  }
+
+  /** Refreshes this process made for the source (tests count them). */
+  get refreshCount() {
+    return this.shared.refreshes
+  }
+
+  get redirectUrl(): string {
+    return this.options.mode.kind === "login" ? this.options.mode.redirectUrl : backgroundRedirect
+  }
+
+  get clientMetadata(): OAuthClientMetadata {
+    const { scopes, clientSecret } = this.options.settings
+    return {
+      client_name: "clawtool",
+      redirect_uris: [this.redirectUrl],
+      grant_types: ["authorization_code", "refresh_token"],
+      response_types: ["code"],
+      token_endpoint_auth_method: clientSecret === undefined ? "none" : "client_secret_post",
+      ...(scopes === undefined || scopes.length === 0 ? {} : { scope: scopes.join(" ") })
+    }
+  }
+
+  state(): string {
+    return this.stateValue
+  }
+
+  private load() {
+    return Store.load(this.options.dir, this.options.instance, this.options.url)
+  }
+
+  /** The error that ends a background flow; the flow's lock is released first (no callback follows a throw). */
+  private required(reason: AuthRequired["reason"], detail: string) {
+    this.releaseLock()
+    return new AuthRequired({ instance: this.options.instance, reason, detail })
+  }
+
+  async clientInformation(): Promise<OAuthClientInformationMixed | undefined> {
+    const { clientId, clientSecret } = this.options.settings
+    if (clientId !== undefined) {
+      return { client_id: clientId, ...(clientSecret === undefined ? {} : { client_secret: clientSecret }) }
+    }
+    const client = Store.currentGrant(await this.load()).client
+    const { mode } = this.options
+    // A client registered for another loopback port cannot receive this login's redirect: register again.
+    if (mode.kind === "login" && client !== undefined && !registeredFor(client, mode.redirectUrl)) return undefined
+    // In the background a registration would be a side effect no one asked for, and useless without the browser step.
+    if (client === undefined && this.options.mode.kind === "background") {
+      throw this.required("NoGrant", "no client is registered with the authorization server")
+    }
+    return client
+  }
+
+  async saveClientInformation(client: OAuthClientInformationMixed): Promise<void> {
+    // A configured client stays in the config (its secret in secrets.toml), never in the token file.
+    if (this.options.settings.clientId !== undefined) return
+    await Store.updateGrant(this.options.dir, this.options.instance, this.options.url, client.issuer, (grant) => ({
+      ...grant,
+      client
+    }))
+  }
+
+  async tokens(): Promise<OAuthTokens | undefined> {
+    // A login asks for a new grant: the browser step runs even when a refresh token is stored.
+    if (this.options.mode.kind === "login") return undefined
+    const grant = Store.currentGrant(await this.load())
+    if (this.inner || grant.tokens?.refresh_token === undefined) return grant.tokens
+    const due = refreshDueAt(grant, this.fraction)
+    if (due === undefined || this.now() < due) return grant.tokens
+    // A flow of the SDK holds the lock and is getting new tokens: this request goes with the old one (a 401 makes
+    // it wait for that flow). Refreshing here would wait for the lock the flow (which may be our caller) holds.
+    if (this.shared.refreshing === undefined && this.shared.held !== undefined) return grant.tokens
+    try {
+      await this.refresh()
+    } catch (error) {
+      // The grant is gone (refused refresh token): say so. Anything else (the server unreachable) leaves the old
+      // token in use; it may still be valid, and a 401 starts the SDK's own flow.
+      if (error instanceof AuthRequired) throw error
+    }
+    return Store.currentGrant(await this.load()).tokens
+  }
+
+  async saveTokens(tokens: OAuthTokens): Promise<void> {
+    const obtainedAt = this.now()
+    await Store.updateGrant(this.options.dir, this.options.instance, this.options.url, tokens.issuer, (grant) => ({
+      ...grant,
+      // A refresh answer may leave the refresh token out: the old one stays valid then (RFC 6749 §6).
+      tokens: { ...tokens, refresh_token: tokens.refresh_token ?? grant.tokens?.refresh_token },
+      obtainedAt
+    }))
+    this.releaseLock()
+  }
+
+  async redirectToAuthorization(url: URL): Promise<void> {
+    this.releaseLock()
+    if (this.options.mode.kind === "background") {
+      throw this.required("LoginNeeded", "the authorization server asks for the browser step")
+    }
+    await this.options.mode.open(url)
+  }
+
+  async saveCodeVerifier(verifier: string): Promise<void> {
+    this.verifier = verifier
+  }
+
+  async codeVerifier(): Promise<string> {
+    if (this.verifier === undefined) throw new Error("no PKCE code verifier: the authorization was not started here")
+    return this.verifier
+  }
+
+  async invalidateCredentials(scope: "all" | "client" | "tokens" | "verifier" | "discovery"): Promise<void> {
+    // The SDK retries its flow right after this, starting with discoveryState(): let it take the lock again.
+    this.releaseLock()
+    if (scope === "verifier") {
+      this.verifier = undefined
+      return
+    }
+    await Store.update(this.options.dir, this.options.instance, this.options.url, (record) => {
+      const issuer = record.issuer
+      const grant = Store.currentGrant(record)
+      const kept: Store.Grant =
+        scope === "all" ? {} : scope === "client" ? { ...grant, client: undefined } : scope === "tokens" ? {} : grant
+      const grants = issuer === undefined ? record.grants : { ...record.grants, [issuer]: { ...kept } }
+      return {
+        ...record,
+        grants,
+        ...(scope === "all" || scope === "discovery" ? { discovery: undefined } : {})
+      }
+    })
+  }
+
+  /** The first call of every SDK flow: it waits for the source's lock, so flows (and refreshes) run one at a time. */
+  async discoveryState(): Promise<OAuthDiscoveryState | undefined> {
+    const record = await this.load()
+    if (this.options.mode.kind === "background" && Store.currentGrant(record).tokens === undefined) {
+      // Nothing to refresh and no browser: fail before any request to the servers.
+      throw new AuthRequired({ instance: this.options.instance, reason: "NoGrant", detail: "no tokens are stored" })
+    }
+    if (!this.inner) {
+      await this.shared.refreshing?.catch(() => undefined)
+      await this.acquireLock()
+    }
+    return (await this.load()).discovery
+  }
+
+  async saveDiscoveryState(state: OAuthDiscoveryState): Promise<void> {
+    await Store.update(this.options.dir, this.options.instance, this.options.url, (record) => ({
+      ...record,
+      discovery: state,
+      issuer: state.authorizationServerUrl
+    }))
+  }
+
+  /** One refresh per source at a time; callers arriving meanwhile share it. A failure leaves the stored state as is. */
+  refresh(): Promise<void> {
+    if (this.shared.refreshing !== undefined) return this.shared.refreshing
+    const run = (async () => {
+      await this.acquireLock()
+      try {
+        const grant = Store.currentGrant(await this.load())
+        const due = refreshDueAt(grant, this.fraction)
+        // Another flow refreshed while this one waited for the lock.
+        if (due !== undefined && this.now() < due) return
+        const view = new SourceOAuthProvider({ ...this.options, mode: { kind: "background" } })
+        view.inner = true
+        this.shared.refreshes++
+        await auth(view, { serverUrl: this.options.url })
+      } finally {
+        this.releaseLock()
+      }
+    })()
+    this.shared.refreshing = run
+    void run
+      .finally(() => {
+        if (this.shared.refreshing === run) this.shared.refreshing = undefined
+      })
+      .catch(() => undefined)
+    return run
+  }
+
+  private async acquireLock(): Promise<void> {
+    while (this.shared.held !== undefined) await this.shared.held
+    let resolve!: () => void
+    const held = new Promise<void>((done) => (resolve = done))
+    const release = () => {
+      clearTimeout(timer)
+      if (this.shared.held === held) {
+        this.shared.held = undefined
+        this.shared.release = undefined
+      }
+      resolve()
+    }
+    const timer = setTimeout(release, lockFailSafeMs)
+    timer.unref()
+    this.shared.held = held
+    this.shared.release = release
+  }
+
+  private releaseLock() {
+    if (!this.inner) this.shared.release?.()
+  }
+}

@@ -1,0 +1,215 @@
+import { assert, describe, it } from "@effect/vitest"
+import { Client } from "@modelcontextprotocol/sdk/client/index.js"
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
+import { Effect } from "effect"
+import * as fs from "node:fs"
+import * as path from "node:path"
+import { AuthRequired } from "../src/services/OAuth/Errors.js"
+import { login } from "../src/services/OAuth/Login.js"
+import { SourceOAuthProvider } from "../src/services/OAuth/Provider.js"
+import * as Store from "../src/services/OAuth/Store.js"
+import { type OAuthServer, startOAuthServer } from "./fixtures/oauth-server.js"
+import { root, tempDir } from "./lib/sources.js"
+
+const browser = path.join(root, "test/fixtures/browser.mjs")
+
+/** An authorization + resource server for the test, closed with its scope. */
+const oauthServer = (accessTtl?: number) =>
+  Effect.acquireRelease(
+    Effect.promise(() => startOAuthServer(accessTtl === undefined ? {} : { accessTtl })),
+    (server) => Effect.promise(() => server.close())
+  )
+
+const loginTo = (server: OAuthServer, dir: string, instance = "linear", lines: Array<string> = []) =>
+  Effect.promise(() =>
+    login({
+      instance,
+      url: server.mcpUrl,
+      settings: {},
+      dir,
+      say: (line) => lines.push(line),
+      timeoutMs: 20_000,
+      env: { ...process.env, BROWSER: browser }
+    })
+  )
+
+/** An SDK client over streamable HTTP with the background (serve) provider of `instance`. */
+const connect = (server: OAuthServer, dir: string, instance = "linear") =>
+  Effect.acquireRelease(
+    Effect.gen(function* () {
+      const provider = new SourceOAuthProvider({
+        instance,
+        url: server.mcpUrl,
+        settings: {},
+        dir,
+        mode: { kind: "background" }
+      })
+      const client = new Client({ name: "test", version: "1.0.0" })
+      const transport = new StreamableHTTPClientTransport(new URL(server.mcpUrl), { authProvider: provider })
+      yield* Effect.promise(() => client.connect(transport))
+      return { client, provider }
+    }),
+    ({ client }) => Effect.promise(() => client.close())
+  )
+
+const whoami = (client: Client) =>
+  Effect.promise(() => client.callTool({ name: "whoami", arguments: {} })).pipe(
+    Effect.map((result) => JSON.stringify(result.content))
+  )
+
+describe("OAuth provider against an SDK authorization server", () => {
+  it.scopedLive("login stores a 0600 grant for the resource; serve's provider calls with it", () =>
+    Effect.gen(function* () {
+      const server = yield* oauthServer()
+      const dir = tempDir("clawtool-state-")
+      const lines: Array<string> = []
+      yield* loginTo(server, dir, "linear", lines)
+      // The URL is printed whether or not a browser opens.
+      assert.isTrue(lines.some((line) => line.includes(`${server.url}/authorize?`)))
+      assert.strictEqual(server.counters.registrations, 1)
+      assert.strictEqual(server.counters.codeExchanges, 1)
+      // RFC 8707: the token request names the MCP server.
+      assert.deepStrictEqual(server.counters.resources, [server.mcpUrl])
+      const file = Store.fileOf(dir, "linear")
+      assert.strictEqual(fs.statSync(file).mode & 0o777, 0o600)
+      assert.strictEqual(fs.statSync(path.dirname(file)).mode & 0o777, 0o700)
+      const record = yield* Effect.promise(() => Store.load(dir, "linear", server.mcpUrl))
+      assert.strictEqual(record.issuer, `${server.url}/`)
+      assert.isString(Store.currentGrant(record).tokens?.refresh_token)
+
+      const { client } = yield* connect(server, dir)
+      assert.include(yield* whoami(client), "client:")
+      assert.strictEqual(server.counters.refreshes, 0)
+    })
+  )
+
+  it.scopedLive("without a grant the background provider fails at once with the login command", () =>
+    Effect.gen(function* () {
+      const server = yield* oauthServer()
+      const dir = tempDir("clawtool-state-")
+      const error = yield* connect(server, dir, "notion").pipe(Effect.flip, Effect.catchAllDefect(Effect.succeed))
+      assert.instanceOf(error, AuthRequired)
+      assert.include((error as AuthRequired).message, "clawtool auth login notion")
+      // No registration and no browser step happened in the background.
+      assert.strictEqual(server.counters.registrations, 0)
+      assert.strictEqual(server.counters.authorizations, 0)
+    })
+  )
+
+  it.scopedLive("a short-lived token is refreshed once before it expires, however many calls wait", () =>
+    Effect.gen(function* () {
+      const server = yield* oauthServer(4)
+      const dir = tempDir("clawtool-state-")
+      yield* loginTo(server, dir)
+      const { client } = yield* connect(server, dir)
+      // Past 80 % of the 4 s lifetime (seconds-long lifetimes must work; the margin is for loaded machines).
+      yield* Effect.sleep("3400 millis")
+      const results = yield* Effect.all(
+        Array.from({ length: 10 }, () => whoami(client)),
+        { concurrency: "unbounded" }
+      )
+      assert.strictEqual(results.filter((text) => text.includes("client:")).length, 10)
+      assert.strictEqual(server.counters.refreshes, 1)
+      assert.strictEqual(server.counters.refreshReuse, 0)
+      // Long past the old token's expiry: the refreshed grant keeps working.
+      yield* Effect.sleep("4500 millis")
+      assert.include(yield* whoami(client), "client:")
+      assert.strictEqual(server.counters.refreshReuse, 0)
+      assert.strictEqual(server.counters.unauthorized, 0)
+    })
+  )
+
+  it.scopedLive("401s on many calls at once run one refresh at a time: the rotating refresh token survives", () =>
+    Effect.gen(function* () {
+      const server = yield* oauthServer()
+      const dir = tempDir("clawtool-state-")
+      yield* loginTo(server, dir)
+      const clients = yield* Effect.all(Array.from({ length: 5 }, () => connect(server, dir)))
+      server.revokeAccess()
+      yield* Effect.all(
+        clients.map(({ client }) => Effect.either(whoami(client))),
+        { concurrency: "unbounded" }
+      )
+      assert.isAtLeast(server.counters.refreshes, 1)
+      assert.strictEqual(server.counters.refreshReuse, 0)
+      // The grant is intact: a new connection works without a login.
+      const { client } = yield* connect(server, dir)
+      assert.include(yield* whoami(client), "client:")
+    })
+  )
+
+  it.scopedLive("a refresh token the server refused leaves the source needing a login, with no browser step", () =>
+    Effect.gen(function* () {
+      const server = yield* oauthServer()
+      const dir = tempDir("clawtool-state-")
+      yield* loginTo(server, dir)
+      const { client } = yield* connect(server, dir)
+      server.revokeAll()
+      const error = yield* Effect.tryPromise(() => client.callTool({ name: "whoami", arguments: {} })).pipe(
+        Effect.flip,
+        Effect.map((failure) => failure.error)
+      )
+      assert.instanceOf(error, AuthRequired)
+      assert.include((error as AuthRequired).message, "clawtool auth login linear")
+      assert.strictEqual(server.counters.authorizations, 1)
+      assert.isUndefined(
+        Store.currentGrant(yield* Effect.promise(() => Store.load(dir, "linear", server.mcpUrl))).tokens
+      )
+    })
+  )
+
+  it.scopedLive("a configured client is used as is and its secret never reaches the token file", () =>
+    Effect.gen(function* () {
+      const server = yield* oauthServer()
+      const dir = tempDir("clawtool-state-")
+      // Registered by hand (here: through the server's registration endpoint) with a fixed loopback port.
+      const port = 30000 + Math.floor(Math.random() * 20000)
+      const registered = yield* Effect.promise(() =>
+        fetch(`${server.url}/register`, {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify({
+            client_name: "by hand",
+            redirect_uris: [`http://127.0.0.1:${port}/callback`],
+            token_endpoint_auth_method: "client_secret_post"
+          })
+        }).then((response) => response.json() as Promise<{ client_id: string; client_secret: string }>)
+      )
+      yield* Effect.promise(() =>
+        login({
+          instance: "linear",
+          url: server.mcpUrl,
+          settings: { clientId: registered.client_id, clientSecret: registered.client_secret, redirectPort: port },
+          dir,
+          say: () => undefined,
+          timeoutMs: 20_000,
+          env: { ...process.env, BROWSER: browser }
+        })
+      )
+      assert.strictEqual(server.counters.registrations, 1)
+      assert.strictEqual(server.counters.codeExchanges, 1)
+      const text = fs.readFileSync(Store.fileOf(dir, "linear"), "utf8")
+      assert.notInclude(text, registered.client_secret)
+    })
+  )
+
+  it.live("the store ignores a file written for another URL and keys grants by issuer", () =>
+    Effect.promise(async () => {
+      const dir = tempDir("clawtool-state-")
+      await Store.updateGrant(dir, "linear", "https://a.example/mcp", "https://as-1.example/", () => ({
+        tokens: { access_token: "one", token_type: "bearer" }
+      }))
+      await Store.updateGrant(dir, "linear", "https://a.example/mcp", "https://as-2.example/", () => ({
+        tokens: { access_token: "two", token_type: "bearer" }
+      }))
+      const record = await Store.load(dir, "linear", "https://a.example/mcp")
+      assert.strictEqual(record.issuer, "https://as-2.example/")
+      assert.strictEqual(Store.currentGrant(record).tokens?.access_token, "two")
+      assert.strictEqual(record.grants["https://as-1.example/"]?.tokens?.access_token, "one")
+      // The source now points elsewhere: nothing of the old server's grants is used.
+      const moved = await Store.load(dir, "linear", "https://b.example/mcp")
+      assert.isUndefined(moved.issuer)
+      assert.deepStrictEqual(moved.grants, {})
+    })
+  )
+})

@@ -1,0 +1,255 @@
+import { assert, beforeAll, describe, it } from "@effect/vitest"
+import { Client } from "@modelcontextprotocol/sdk/client/index.js"
+import { getDefaultEnvironment, StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
+import { Effect } from "effect"
+import * as fs from "node:fs"
+import * as path from "node:path"
+import { ensureBuilt, freshCacheDir, main, writeConfig } from "../lib/cli.js"
+import { spawn } from "node:child_process"
+import { root, tempDir } from "../lib/sources.js"
+import { SourceOAuthProvider } from "../../src/services/OAuth/Provider.js"
+import { startOAuthServer } from "../fixtures/oauth-server.js"
+
+beforeAll(ensureBuilt, 120_000)
+
+const browser = path.join(root, "test/fixtures/browser.mjs")
+
+/**
+ * Runs the built CLI without blocking this process (runCli is spawnSync): the OAuth server it talks to lives here, and
+ * vitest's worker must keep answering its runner.
+ */
+const cli = (args: ReadonlyArray<string>, env: Record<string, string> = {}) =>
+  Effect.async<{ code: number | null; stdout: string; stderr: string }>((resume) => {
+    const child = spawn(process.execPath, [main, ...args], {
+      cwd: root,
+      env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", CLAWTOOL_CACHE_DIR: freshCacheDir(), ...env }
+    })
+    let stdout = ""
+    let stderr = ""
+    child.stdout.on("data", (chunk) => (stdout += chunk))
+    child.stderr.on("data", (chunk) => (stderr += chunk))
+    child.on("close", (code) => resume(Effect.succeed({ code, stdout, stderr })))
+    return Effect.sync(() => child.kill())
+  })
+
+/** A "browser" that only records that someone tried to open it: serve and health must never do so. */
+const trapBrowser = (dir: string) => {
+  const marker = path.join(dir, "browser-opened")
+  const script = path.join(dir, "trap-browser.sh")
+  fs.writeFileSync(script, `#!/bin/sh\necho "$1" >> ${JSON.stringify(marker)}\n`, { mode: 0o755 })
+  return { script, marker }
+}
+
+/** `clawtool serve` with the test's state directory, as the host (SDK client over stdio), closed with the scope. */
+const serveWith = (config: string, env: Record<string, string>) =>
+  Effect.acquireRelease(
+    Effect.promise(async () => {
+      const transport = new StdioClientTransport({
+        command: process.execPath,
+        args: [main, "serve", "--config", config],
+        cwd: root,
+        env: { ...getDefaultEnvironment(), CLAWTOOL_CACHE_DIR: freshCacheDir(), ...env },
+        stderr: "pipe"
+      })
+      const client = new Client({ name: "e2e-host", version: "1.0.0" })
+      await client.connect(transport)
+      return client
+    }),
+    (client) => Effect.promise(() => client.close())
+  )
+
+/**
+ * What `clawtool serve` does with a remote OAuth source, in the test process: the SDK client over streamable HTTP with
+ * the background provider of the token store the CLI wrote (the serve-level test below needs remote connections).
+ */
+const providerClient = (url: string, state: string) =>
+  Effect.acquireRelease(
+    Effect.promise(async () => {
+      const provider = new SourceOAuthProvider({
+        instance: "linear",
+        url,
+        settings: {},
+        dir: state,
+        mode: { kind: "background" }
+      })
+      const client = new Client({ name: "e2e-host", version: "1.0.0" })
+      await client.connect(new StreamableHTTPClientTransport(new URL(url), { authProvider: provider }))
+      return { client }
+    }),
+    ({ client }) => Effect.promise(() => client.close())
+  )
+
+const healthJson = (config: string, env: Record<string, string>) =>
+  Effect.map(cli(["health", "--json", "--config", config], env), (result) => {
+    const rows = JSON.parse(result.stdout) as ReadonlyArray<{ name: string; status: string; reason: string }>
+    return { ...result, row: rows.find((row) => row.name === "linear")! }
+  })
+
+describe("clawtool auth (built CLI) against an OAuth authorization server started by the test", () => {
+  it.scopedLive(
+    "login with a scripted browser, 0600 tokens, status without tokens, a call with the stored grant, one refresh under 10 concurrent calls, logout",
+    () =>
+      Effect.gen(function* () {
+        const server = yield* Effect.acquireRelease(
+          Effect.promise(() => startOAuthServer({ accessTtl: 4 })),
+          (server) => Effect.promise(() => server.close())
+        )
+        const work = tempDir("clawtool-oauth-")
+        const state = path.join(work, "state")
+        const trap = trapBrowser(work)
+        const config = writeConfig(`
+          [sources.linear]
+          url = ${JSON.stringify(server.mcpUrl)}
+          oauth = true
+        `)
+        const background = { CLAWTOOL_STATE_DIR: state, BROWSER: trap.script }
+
+        // Before any login: unauthenticated, with the exact command, and no browser, no registration.
+        const before = yield* healthJson(config, background)
+        assert.strictEqual(before.code, 1)
+        assert.strictEqual(before.row.status, "unauthenticated")
+        assert.include(before.row.reason, "clawtool auth login linear")
+        const status0 = yield* cli(["auth", "status", "--config", config], background)
+        assert.strictEqual(status0.code, 0)
+        assert.include(status0.stdout, "no: run clawtool auth login linear")
+
+        // The login: BROWSER follows the authorization URL, which redirects to clawtool's loopback listener.
+        const log = path.join(work, "browser.log")
+        const login = yield* cli(["auth", "login", "linear", "--config", config], {
+          CLAWTOOL_STATE_DIR: state,
+          BROWSER: browser,
+          BROWSER_LOG: log
+        })
+        assert.strictEqual(login.code, 0, login.stderr)
+        // The URL is always on stderr, and it is the one the browser was given.
+        const opened = fs.readFileSync(log, "utf8").trim()
+        assert.isTrue(opened.startsWith(`${server.url}/authorize?`))
+        assert.include(login.stderr, opened)
+        const authorize = new URL(opened)
+        assert.strictEqual(authorize.searchParams.get("code_challenge_method"), "S256")
+        assert.strictEqual(authorize.searchParams.get("resource"), server.mcpUrl)
+        assert.strictEqual(server.counters.registrations, 1)
+        assert.strictEqual(server.counters.codeExchanges, 1)
+
+        const tokenFile = path.join(state, "oauth", "linear.json")
+        assert.strictEqual(fs.statSync(tokenFile).mode & 0o777, 0o600)
+        assert.strictEqual(fs.statSync(path.dirname(tokenFile)).mode & 0o777, 0o700)
+        const stored = JSON.parse(fs.readFileSync(tokenFile, "utf8"))
+        const grant = stored.grants[stored.issuer]
+        const secrets = [grant.tokens.access_token, grant.tokens.refresh_token] as ReadonlyArray<string>
+        assert.notInclude(login.stdout + login.stderr, secrets[0]!)
+
+        // Status: logged in, an expiry, never a token.
+        const status = yield* cli(["auth", "status", "--json", "--config", config], background)
+        assert.strictEqual(status.code, 0)
+        const rows = JSON.parse(status.stdout)
+        assert.strictEqual(rows[0].instance, "linear")
+        assert.strictEqual(rows[0].loggedIn, true)
+        assert.isTrue(Number.isFinite(Date.parse(rows[0].expiresAt)))
+        for (const secret of secrets) assert.notInclude(status.stdout + status.stderr, secret)
+
+        // The grant the CLI stored is what serve's provider (RemoteAuth, background mode) uses: a call succeeds.
+        const { client } = yield* providerClient(server.mcpUrl, state)
+        const call = () =>
+          Effect.promise(() => client.callTool({ name: "whoami", arguments: {} })).pipe(
+            Effect.map((result) => JSON.stringify(result.content))
+          )
+        assert.include(yield* call(), "client:")
+        // The 4 s token passes 80 % of its life: 10 concurrent calls, one refresh at the server.
+        const refreshes = server.counters.refreshes
+        yield* Effect.sleep("3400 millis")
+        const results = yield* Effect.all(Array.from({ length: 10 }, call), { concurrency: "unbounded" })
+        assert.strictEqual(results.filter((text) => text.includes("client:")).length, 10)
+        assert.strictEqual(server.counters.refreshes - refreshes, 1)
+        assert.strictEqual(server.counters.refreshReuse, 0)
+
+        // Logout: the grant is gone; health says unauthenticated again.
+        const logout = yield* cli(["auth", "logout", "linear", "--config", config], background)
+        assert.strictEqual(logout.code, 0)
+        assert.isFalse(fs.existsSync(tokenFile))
+        const after = yield* healthJson(config, background)
+        assert.strictEqual(after.row.status, "unauthenticated")
+        assert.include(after.row.reason, "clawtool auth login linear")
+
+        // Neither serve nor health ever opened a browser or started an authorization.
+        assert.isFalse(fs.existsSync(trap.marker))
+        assert.strictEqual(server.counters.authorizations, 1)
+      }),
+    120_000
+  )
+
+  // The same flow through `clawtool serve`, as the host sees it. Needs remote connections (branch remote,
+  // src/services/SourceClient/Remote.ts), a stub on this branch: it passed on a trial merge with remote at 945fd54;
+  // the merger drops `.skip`.
+  it.scopedLive("serve calls an OAuth source with the CLI's grant, refreshes once under 10 concurrent calls", () =>
+    Effect.gen(function* () {
+      const server = yield* Effect.acquireRelease(
+        Effect.promise(() => startOAuthServer({ accessTtl: 4 })),
+        (server) => Effect.promise(() => server.close())
+      )
+      const work = tempDir("clawtool-oauth-")
+      const state = path.join(work, "state")
+      const trap = trapBrowser(work)
+      const config = writeConfig(`
+        [sources.linear]
+        url = ${JSON.stringify(server.mcpUrl)}
+        oauth = true
+      `)
+      const background = { CLAWTOOL_STATE_DIR: state, BROWSER: trap.script }
+      const login = yield* cli(["auth", "login", "linear", "--config", config], {
+        CLAWTOOL_STATE_DIR: state,
+        BROWSER: browser
+      })
+      assert.strictEqual(login.code, 0, login.stderr)
+      const client = yield* serveWith(config, background)
+      const call = () =>
+        Effect.promise(() => client.callTool({ name: "linear__whoami", arguments: {} })).pipe(
+          Effect.map((result) => JSON.stringify(result.content))
+        )
+      assert.include(yield* call(), "client:")
+      const refreshes = server.counters.refreshes
+      yield* Effect.sleep("3400 millis")
+      const results = yield* Effect.all(Array.from({ length: 10 }, call), { concurrency: "unbounded" })
+      assert.strictEqual(results.filter((text) => text.includes("client:")).length, 10)
+      assert.strictEqual(server.counters.refreshes - refreshes, 1)
+      assert.strictEqual(server.counters.refreshReuse, 0)
+      // Logout while serve runs: the next call fails and names the login command; no browser was opened.
+      assert.strictEqual((yield* cli(["auth", "logout", "linear", "--config", config], background)).code, 0)
+      const denied = yield* Effect.promise(() => client.callTool({ name: "linear__whoami", arguments: {} }))
+      assert.isTrue(denied.isError)
+      assert.include(JSON.stringify(denied.content), "clawtool auth login linear")
+      assert.isFalse(fs.existsSync(trap.marker))
+      assert.strictEqual(server.counters.authorizations, 1)
+    })
+  )
+
+  it.live("--help of the auth commands: full usage, an example, no filler", () =>
+    Effect.gen(function* () {
+      for (const command of [["auth"], ["auth", "login"], ["auth", "status"], ["auth", "logout"]]) {
+        const result = yield* cli([...command, "--help"])
+        assert.strictEqual(result.code, 0, `${command.join(" ")}: ${result.stderr}`)
+        assert.notInclude(result.stdout, "\x1b[", command.join(" "))
+        assert.notInclude(result.stdout, "A user-defined piece of text", command.join(" "))
+        assert.include(result.stdout, `\n$ ${["clawtool", ...command].join(" ")}`, command.join(" "))
+        assert.match(result.stdout, /EXAMPLE\n\n {2}\$ clawtool auth /, command.join(" "))
+      }
+      assert.include((yield* cli(["--help"])).stdout, "- clawtool auth login ")
+    })
+  )
+
+  it.live("auth commands refuse a source without oauth with a usage error", () =>
+    Effect.gen(function* () {
+      const config = writeConfig(`
+        [sources.local]
+        command = ["node", "-e", ""]
+      `)
+      const result = yield* cli(["auth", "login", "local", "--config", config], { BROWSER: "" })
+      assert.strictEqual(result.code, 2)
+      assert.include(result.stderr, "local source")
+      const missing = yield* cli(["auth", "logout", "nope", "--config", config])
+      assert.strictEqual(missing.code, 2)
+      assert.include(missing.stderr, 'no source named "nope"')
+    })
+  )
+})
