@@ -90,7 +90,7 @@ describe("the core manifest", () => {
   it("builds", () => {
     assert.deepStrictEqual(
       manifest.tools.map((core) => core.spec.name),
-      ["ToolSearch", "SourceHealth", "Read", "Edit", "Write"]
+      ["ToolSearch", "SourceHealth", "Read", "Edit", "Write", "Glob", "Grep"]
     )
   })
 

@@ -4,6 +4,8 @@ import { CallError } from "../../domain/Errors.js"
 import { ExitSummary, Status } from "../../domain/Health.js"
 import { type AnyToolSpec, type CoreSetup, defineTool } from "./Manifest.js"
 import { Edit } from "./CoreTools/Edit.js"
+import { Glob } from "./CoreTools/Glob.js"
+import { Grep } from "./CoreTools/Grep.js"
 import { Read } from "./CoreTools/Read.js"
 import { Write } from "./CoreTools/Write.js"
 import { catalogLine, collisionLines, healthTable } from "./Text.js"
@@ -142,7 +144,7 @@ export const SourceHealth = defineTool({
 export const registrySpecs: ReadonlyArray<AnyToolSpec> = [ToolSearch, SourceHealth]
 
 /** The manifest clawtool serves: the registry's own tools, then the core tools (`[core_tools]` gates those). */
-export const coreSpecs: ReadonlyArray<AnyToolSpec> = [...registrySpecs, Read, Edit, Write]
+export const coreSpecs: ReadonlyArray<AnyToolSpec> = [...registrySpecs, Read, Edit, Write, Glob, Grep]
 
 /**
  * Core tools not served in this setup, each with the rule that decided (shown by `tools list`): `[core_tools]
