@@ -85,6 +85,24 @@ describe("Read", () => {
     })
   )
 
+  it.live("a file over 20 MB is refused whole, read in ranges (streamed), and the range allows an Edit", () =>
+    Effect.gen(function* () {
+      const { root, context } = setup()
+      const line = `${"z".repeat(99)}\n`
+      Fs.writeFileSync(Path.join(root, "large.log"), `first\n${line.repeat(220_000)}last\n`)
+      const whole = yield* refused(context, "Read", { file_path: "large.log" })
+      assert.strictEqual(whole.reason, "TooLarge")
+      assert.include(whole.detail, "offset and limit")
+      const head = yield* call(context, "Read", { file_path: "large.log", limit: 1 })
+      assert.strictEqual(text(head).split("\n")[0], "     1\tfirst")
+      assert.strictEqual(structured(head).totalLines, 220_002)
+      const tail = yield* call(context, "Read", { file_path: "large.log", offset: 220_002 })
+      assert.strictEqual(text(tail).split("\n")[0], "220002\tlast")
+      yield* call(context, "Edit", { file_path: "large.log", old_string: "first\n", new_string: "1st\n" })
+      assert.strictEqual(Fs.readFileSync(Path.join(root, "large.log"), "utf8").slice(0, 4), "1st\n")
+    })
+  )
+
   it.effect("empty, no final newline, CRLF and mixed endings, BOM, UTF-16", () =>
     Effect.gen(function* () {
       const { context, file } = setup()
@@ -339,6 +357,18 @@ describe("Edit", () => {
         Fs.readdirSync(root).filter((name) => name.startsWith(".clawtool-write-")),
         []
       )
+    })
+  )
+
+  it.effect("a symlink leading out is refused and the target is untouched", () =>
+    Effect.gen(function* () {
+      const { root, context } = setup()
+      const outside = tempRoot("clawtool-edit-out-")
+      Fs.writeFileSync(Path.join(outside, "t.txt"), "secret")
+      Fs.symlinkSync(Path.join(outside, "t.txt"), Path.join(root, "out.txt"))
+      const error = yield* refused(context, "Edit", { file_path: "out.txt", old_string: "secret", new_string: "x" })
+      assert.strictEqual(error.reason, "OutsideRoots")
+      assert.strictEqual(Fs.readFileSync(Path.join(outside, "t.txt"), "utf8"), "secret")
     })
   )
 

@@ -251,6 +251,12 @@ layer(registryLayer(referenceSources(base, ["everything", "filesystem"])), {
       assert.match(written["filesystem/read_text_file.ts"]!, /path: string/)
       assert.include(written["filesystem/read_text_file.ts"]!, "@readonly")
       assert.include(written["filesystem/write_file.ts"]!, "@destructive")
+      // clawtool's own file tools, with their snake_case inputs and camelCase outputs, compile too.
+      for (const name of ["Read", "Edit", "Write", "Glob", "Grep"]) assert.isDefined(written[`${name}.ts`], name)
+      assert.match(written["Read.ts"]!, /file_path: string/)
+      assert.match(written["Read.ts"]!, /nextOffset: number \| null/)
+      assert.match(written["Edit.ts"]!, /replace_all\?: boolean/)
+      assert.match(written["Grep.ts"]!, /"-i"\?: boolean/)
       assert.strictEqual(typeCheck(dir), "")
     })
   )

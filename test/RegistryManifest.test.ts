@@ -90,7 +90,20 @@ describe("the core manifest", () => {
   it("builds", () => {
     assert.deepStrictEqual(
       manifest.tools.map((core) => core.spec.name),
-      ["ToolSearch", "SourceHealth", "Bash", "BashPoll", "BashKill", "Read", "Edit", "Write", "WebFetch", "WebSearch"]
+      [
+        "ToolSearch",
+        "SourceHealth",
+        "Bash",
+        "BashPoll",
+        "BashKill",
+        "Read",
+        "Edit",
+        "Write",
+        "Glob",
+        "Grep",
+        "WebFetch",
+        "WebSearch"
+      ]
     )
   })
 

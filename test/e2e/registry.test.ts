@@ -28,6 +28,9 @@ const configText = [
   `[tools."stub.env_names"]\nenabled = false`
 ].join("\n")
 
+/** The registry's own tools only (ToolSearch, SourceHealth) beside the stubs: the file tools have their own e2e test. */
+const registryOnlyText = `${configText}\n[core_tools]\nenabled = false`
+
 const writeConfig = (text = configText) => {
   const file = Path.join(work, `config-${Math.random().toString(36).slice(2)}.toml`)
   Fs.writeFileSync(file, text)
@@ -77,7 +80,7 @@ const cli = (...args: Array<string>) => {
 describe("clawtool serve: tools/list through the registry", () => {
   it.scopedLive("hints, alwaysLoad, config gating and the byte-wise sort reach the host", () =>
     Effect.gen(function* () {
-      const client = yield* serve(writeConfig())
+      const client = yield* serve(writeConfig(registryOnlyText))
       const { tools } = yield* rawList(client)
       const names = tools.map((t) => t.name)
       assert.deepStrictEqual(

@@ -9,6 +9,8 @@ import { WebFetch } from "./CoreTools/WebFetch.js"
 import { WebSearch } from "./CoreTools/WebSearch.js"
 import { type AnyToolSpec, type CoreSetup, defineTool } from "./Manifest.js"
 import { Edit } from "./CoreTools/Edit.js"
+import { Glob } from "./CoreTools/Glob.js"
+import { Grep } from "./CoreTools/Grep.js"
 import { Read } from "./CoreTools/Read.js"
 import { Write } from "./CoreTools/Write.js"
 import { catalogLine, collisionLines, healthTable } from "./Text.js"
@@ -155,6 +157,8 @@ export const coreSpecs: ReadonlyArray<AnyToolSpec> = [
   Read,
   Edit,
   Write,
+  Glob,
+  Grep,
   WebFetch,
   WebSearch
 ]
