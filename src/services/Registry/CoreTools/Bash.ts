@@ -14,8 +14,9 @@ const tailBytes = 64 * 1024
 
 const BashInput = Schema.Struct({
   command: Schema.String.pipe(
-    Schema.pattern(/\S/, { message: () => "command must not be empty" }),
-    Schema.filter((command) => !command.includes("\0") || "command must not contain a NUL byte")
+    // The filter first: JSON Schema shows the outermost refinement, which carries the description.
+    Schema.filter((command) => !command.includes("\0") || "command must not contain a NUL byte"),
+    Schema.pattern(/\S/, { message: () => "command must not be empty" })
   ).annotations({ description: "The shell command (run by bash -c, in its own process group)" }),
   timeout_ms: Schema.optional(
     Schema.Number.pipe(Schema.int(), Schema.between(1000, maxTimeoutMs)).annotations({
