@@ -5,10 +5,10 @@ import { Either } from "effect"
 import { ToolConfig } from "../../src/domain/Config.js"
 import type { Tool } from "../../src/domain/Mcp.js"
 import * as Catalog from "../../src/services/Registry/Catalog.js"
-import { coreSpecs } from "../../src/services/Registry/CoreTools.js"
+import { registrySpecs } from "../../src/services/Registry/CoreTools.js"
 import * as Manifest from "../../src/services/Registry/Manifest.js"
 
-const manifest = Either.getOrThrow(Manifest.make(coreSpecs))
+const manifest = Either.getOrThrow(Manifest.make(registrySpecs))
 const tool = (name: string): Tool => ({ name, description: `does ${name}`, inputSchema: { type: "object" } })
 const long = `operation_${"x".repeat(40)}`
 

@@ -8,7 +8,7 @@ import * as Path from "node:path"
 import { ToolConfig } from "../../src/domain/Config.js"
 import type { Tool } from "../../src/domain/Mcp.js"
 import * as Catalog from "../../src/services/Registry/Catalog.js"
-import { coreSpecs } from "../../src/services/Registry/CoreTools.js"
+import { registrySpecs } from "../../src/services/Registry/CoreTools.js"
 import * as Manifest from "../../src/services/Registry/Manifest.js"
 import * as TypeScriptExport from "../../src/services/Registry/TypeScriptExport.js"
 import { outputDirs } from "../lib/sources.js"
@@ -16,7 +16,7 @@ import { outputDirs } from "../lib/sources.js"
 const { base, fresh: freshDir } = outputDirs("clawtool-mutants-export-")
 afterAll(() => Fs.rmSync(base, { recursive: true, force: true }))
 
-const manifest = Either.getOrThrow(Manifest.make(coreSpecs))
+const manifest = Either.getOrThrow(Manifest.make(registrySpecs))
 const tool = (name: string, extra: Partial<Tool> = {}): Tool => ({
   name,
   inputSchema: { type: "object", properties: { path: { type: "string" } } },

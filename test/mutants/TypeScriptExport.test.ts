@@ -8,7 +8,7 @@ import * as Fs from "node:fs"
 import * as Path from "node:path"
 import { ToolConfig } from "../../src/domain/Config.js"
 import * as Catalog from "../../src/services/Registry/Catalog.js"
-import { coreSpecs } from "../../src/services/Registry/CoreTools.js"
+import { registrySpecs } from "../../src/services/Registry/CoreTools.js"
 import * as Manifest from "../../src/services/Registry/Manifest.js"
 import * as TypeScriptExport from "../../src/services/Registry/TypeScriptExport.js"
 import { outputDirs } from "../lib/sources.js"
@@ -17,7 +17,7 @@ const { base, fresh: freshDir } = outputDirs("clawtool-mutants-tsexport-")
 afterAll(() => Fs.rmSync(base, { recursive: true, force: true }))
 
 const catalogOf = (sources: ReadonlyArray<Catalog.InstanceTools>, toolConfig: Record<string, ToolConfig> = {}) =>
-  Catalog.build({ manifest: Either.getOrThrow(Manifest.make(coreSpecs)), sources, toolConfig, budget: 64 })
+  Catalog.build({ manifest: Either.getOrThrow(Manifest.make(registrySpecs)), sources, toolConfig, budget: 64 })
 
 const generated = (sources: ReadonlyArray<Catalog.InstanceTools>, toolConfig: Record<string, ToolConfig> = {}) =>
   Effect.gen(function* () {
