@@ -14,8 +14,9 @@ const tailBytes = 64 * 1024
 
 const BashInput = Schema.Struct({
   command: Schema.String.pipe(
-    Schema.pattern(/\S/, { message: () => "command must not be empty" }),
-    Schema.filter((command) => !command.includes("\0") || "command must not contain a NUL byte")
+    // The filter first: JSON Schema shows the outermost refinement, which carries the description.
+    Schema.filter((command) => !command.includes("\0") || "command must not contain a NUL byte"),
+    Schema.pattern(/\S/, { message: () => "command must not be empty" })
   ).annotations({ description: "The shell command (run by bash -c, in its own process group)" }),
   timeout_ms: Schema.optional(
     Schema.Number.pipe(Schema.int(), Schema.between(1000, maxTimeoutMs)).annotations({
@@ -60,6 +61,14 @@ const cutHint = "redirect the output to a file and Read or Grep it, or narrow th
 export const noShell = (tool: string) =>
   new CallError({ tool, reason: "Failed", detail: `${tool} is not available in this setup (no shell runner)` })
 
+/** spawn throws synchronously for a few argument errors (E2BIG, EINVAL): a typed failure, not a defect. */
+const cannotStart = (cause: unknown) =>
+  new CallError({
+    tool: "Bash",
+    reason: "Failed",
+    detail: `cannot start the shell: ${cause instanceof Error ? cause.message : String(cause)}`
+  })
+
 /** The working directory: inside the roots and a directory. */
 const workingDirectory = (cwd: string | undefined, roots: ReadonlyArray<string>) =>
   Effect.gen(function* () {
@@ -103,13 +112,17 @@ export const Bash = defineTool({
       const env = commandEnvironment(process.env)
 
       if (input.run_in_background) {
-        const entry = shell.table.start({
-          command: input.command,
-          cwd,
-          env,
-          timeoutMs: input.timeout_ms,
-          headBytes: backgroundHeadBytes,
-          tailBytes: backgroundTailBytes
+        const entry = yield* Effect.try({
+          try: () =>
+            shell.table.start({
+              command: input.command,
+              cwd,
+              env,
+              timeoutMs: input.timeout_ms,
+              headBytes: backgroundHeadBytes,
+              tailBytes: backgroundTailBytes
+            }),
+          catch: cannotStart
         })
         if (entry === undefined) {
           return yield* new CallError({
@@ -137,14 +150,10 @@ export const Bash = defineTool({
       }
 
       const timeoutMs = input.timeout_ms ?? defaultTimeoutMs
-      const run = new ShellRun({
-        command: input.command,
-        cwd,
-        env,
-        timeoutMs,
-        headBytes,
-        tailBytes,
-        tracker: shell.tracker
+      const run = yield* Effect.try({
+        try: () =>
+          new ShellRun({ command: input.command, cwd, env, timeoutMs, headBytes, tailBytes, tracker: shell.tracker }),
+        catch: cannotStart
       })
       // Cancellation (the host's notifications/cancelled interrupts the handler): the group goes, TERM then KILL.
       const outcome = yield* Effect.promise(() => run.done).pipe(
