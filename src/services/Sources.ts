@@ -17,6 +17,7 @@ import {
   SourceClient
 } from "./SourceClient.js"
 import { loginCommand, RemoteAuth } from "./SourceClient/RemoteAuth.js"
+import type { LiveSurface } from "./SourceClient/Surface.js"
 import { Diagnostics } from "./Sources/Diagnostics.js"
 import * as Instance from "./Sources/Instance.js"
 import * as Policy from "./Sources/Policy.js"
@@ -223,13 +224,16 @@ export class Sources extends Effect.Service<Sources>()("clawtool/Sources", {
         return { resolved, env, key }
       })
 
-    /** Stores what the current child listed (tools, resources, templates, prompts); a failed listing is not stored. */
-    const persist = (name: string, key: string | undefined, connection: Connection) =>
-      Effect.gen(function* () {
-        if (key === undefined || Instance.connectionOf(state.get().instances.get(name)) !== connection) return
-        const { error, tools, ...lists } = yield* connection.surface
-        if (error !== undefined) return
-        yield* cache.store(key, { tools, lists: Option.some({ capabilities: connection.capabilities, ...lists }) })
+    /**
+     * Stores what the current child listed (tools, resources, templates, prompts: its surface, at once and after every
+     * re-listing); a failed listing is not stored.
+     */
+    const persist = (name: string, key: string | undefined, connection: Connection, surface: LiveSurface) =>
+      Effect.suspend(() => {
+        const { error, tools, ...lists } = surface
+        if (key === undefined || error !== undefined) return Effect.void
+        if (Instance.connectionOf(state.get().instances.get(name)) !== connection) return Effect.void
+        return cache.store(key, { tools, lists: Option.some({ capabilities: connection.capabilities, ...lists }) })
       })
 
     /** The OAuth provider of a remote source with `oauth` set; without a RemoteAuth service it cannot log in. */
@@ -320,13 +324,12 @@ export class Sources extends Effect.Service<Sources>()("clawtool/Sources", {
         const runningSince = yield* now
         yield* state.update(name, (current) => Instance.running(current, connection, runningSince))
         yield* settle(name)
-        yield* persist(name, key, connection)
         yield* Effect.logDebug(`source ${name}: running, ${connection.tools.length} tools, pid ${connection.pid}`)
         yield* connection.surfaceChanges.pipe(
           Stream.runForEach((surface) =>
             Effect.zipRight(
               state.update(name, (current) => Instance.surfaceChanged(current, connection, surface)),
-              persist(name, key, connection)
+              persist(name, key, connection, surface)
             )
           ),
           Effect.forkScoped

@@ -132,7 +132,7 @@ export const fromCache = (
     cached: true,
     cachedSurface: Option.match(lists, {
       onNone: () => undefined,
-      onSome: ({ capabilities, ...lists }) => ({ capabilities, surface: { tools: fresh.tools, ...lists } })
+      onSome: ({ capabilities, ...other }) => ({ capabilities, surface: { tools: fresh.tools, ...other } })
     })
   })
 }
