@@ -337,7 +337,7 @@ export const connect = Effect.fn("SourceClient.connectRemote")(function* (spec: 
         failure.status < 500 &&
         failure.status !== 401 &&
         failure.status !== 403,
-      () => Effect.scoped(Effect.void).pipe(Effect.zipRight(attempt("sse")))
+      () => attempt("sse")
     ),
     Effect.mapError((failure) => failure.error)
   )
