@@ -1,5 +1,5 @@
 import { Effect, Schema } from "effect"
-import { isCoreToolName } from "../../domain/Config.js"
+import { type CoreToolName, isCoreToolName } from "../../domain/Config.js"
 import { CallError } from "../../domain/Errors.js"
 import { ExitSummary, Status } from "../../domain/Health.js"
 import { Bash } from "./CoreTools/Bash.js"
@@ -97,7 +97,9 @@ const SourceHealthOutput = Schema.Struct({
       lastExit: Schema.NullOr(ExitSummary),
       nextRetryAt: Schema.NullOr(Schema.String),
       uptimeMs: Schema.NullOr(Schema.Number),
-      stdoutGarbage: Schema.Number
+      stdoutGarbage: Schema.Number,
+      /** `config`: the reload row (a failed reload of the config file, ADR 016), not a source. */
+      kind: Schema.optional(Schema.Literal("source", "config"))
     })
   ),
   collisions: Schema.Array(
@@ -168,14 +170,18 @@ export const coreSpecs: ReadonlyArray<AnyToolSpec> = [
  * enabled = false` (all eight), `[core_tools.<Name>] enabled = false` (one), or the spec's own `unavailable` (a
  * missing key). ToolSearch and SourceHealth, the registry's own, are never switched off.
  */
+/** Tools that come and go with a core tool: Bash's background-run companions. */
+const companions: Readonly<Record<string, CoreToolName>> = { BashPoll: "Bash", BashKill: "Bash" }
+
 export const coreGate = (specs: ReadonlyArray<AnyToolSpec>, setup: CoreSetup): ReadonlyMap<string, string> => {
   const off = new Map<string, string>()
   for (const spec of specs) {
-    if (!isCoreToolName(spec.name)) continue
+    const gate = isCoreToolName(spec.name) ? spec.name : companions[spec.name]
+    if (gate === undefined) continue
     const rule = !setup.settings.enabled
       ? "core_tools.enabled"
-      : !setup.settings[spec.name].enabled
-        ? `core_tools.${spec.name}.enabled`
+      : !setup.settings[gate].enabled
+        ? `core_tools.${gate}.enabled`
         : spec.unavailable?.(setup)
     if (rule !== undefined) off.set(spec.name, rule)
   }
