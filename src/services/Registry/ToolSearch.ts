@@ -120,32 +120,27 @@ const synonyms: ReadonlyMap<string, ReadonlyArray<string>> = (() => {
 const synonymWeight = 0.5
 
 /** A part of a compound word the agent wrote (`run` of `dryRun`) counts this much of the whole. */
-const partWeight = 0.5
+const partWeight = 0.1
 
 /**
- * The query's stemmed terms with their weights: 1 for the agent's words (a compound's parts `partWeight`), and
- * `synonymWeight` for each synonym they point at.
+ * The query as concepts, one per word the agent wrote: each a map from stemmed term to weight — 1 for the word itself
+ * (a compound's parts `partWeight`), `synonymWeight` for its synonyms (times the part's weight). A tool scores the best
+ * of a concept's terms, summed over concepts: a tool whose keywords list a whole synonym group gains nothing over one
+ * that matches the word once, and two words pointing at the same synonym (make, new → create) both count.
  */
-export const expand = (query: string): ReadonlyMap<string, number> => {
-  const weights = new Map<string, number>()
-  for (const word of query.split(/[^\p{L}\p{N}]+/u)) {
+export const concepts = (query: string): ReadonlyArray<ReadonlyMap<string, number>> =>
+  query.split(/[^\p{L}\p{N}]+/u).flatMap((word) => {
     const parts = tokenize(word)
+    if (parts.length === 0) return []
     const whole = parts.length > 1 ? parts[parts.length - 1] : undefined
-    for (const part of parts) {
-      const stem = stemmer(part)
-      const weight = whole === undefined || part === whole ? 1 : partWeight
-      weights.set(stem, Math.max(weights.get(stem) ?? 0, weight))
+    const concept = new Map<string, number>()
+    const set = (term: string, weight: number) => concept.set(term, Math.max(concept.get(term) ?? 0, weight))
+    for (const part of parts) set(stemmer(part), whole === undefined || part === whole ? 1 : partWeight)
+    for (const [term, weight] of [...concept]) {
+      for (const other of synonyms.get(term) ?? []) set(other, weight * synonymWeight)
     }
-  }
-  const own = [...weights.keys()]
-  // Several of the agent's words pointing at one synonym are more evidence for it (never more than a word written).
-  for (const term of own) {
-    for (const other of synonyms.get(term) ?? []) {
-      if (!own.includes(other)) weights.set(other, Math.min(1, (weights.get(other) ?? 0) + synonymWeight))
-    }
-  }
-  return weights
-}
+    return [concept]
+  })
 
 const parameterNames = (schema: JsonObject): Array<string> => {
   const properties = schema.properties
@@ -201,25 +196,36 @@ export const build = (catalog: Catalog, manifest: Manifest): Index => {
   return {
     hash: catalog.hash,
     search: (query, limit) => {
-      const weights = expand(query)
-      const own = [...weights].filter(([, weight]) => weight === 1).map(([term]) => term)
-      const others = [...weights].filter(([, weight]) => weight < 1).map(([term]) => term)
+      // Each term is searched once however many concepts name it.
+      const results = new Map<string, ReadonlyMap<string, number>>()
+      const scoresOf = (term: string, written: boolean) => {
+        const key = `${written ? "w" : "s"}:${term}`
+        let found = results.get(key)
+        if (found === undefined) {
+          const hits = written
+            ? index.search(term, { tokenize: () => [term] })
+            : index.search(term, { tokenize: () => [term], fields: synonymFields, prefix: false, fuzzy: false })
+          found = new Map(hits.map((hit) => [String(hit.id), hit.score]))
+          results.set(key, found)
+        }
+        return found
+      }
       const scores = new Map<string, number>()
-      const add = (results: ReadonlyArray<{ readonly id: unknown; readonly score: number }>) => {
-        for (const result of results) scores.set(String(result.id), (scores.get(String(result.id)) ?? 0) + result.score)
+      const matched = new Map<string, number>()
+      for (const concept of concepts(query)) {
+        const best = new Map<string, number>()
+        for (const [term, weight] of concept) {
+          for (const [id, score] of scoresOf(term, weight === 1)) {
+            best.set(id, Math.max(best.get(id) ?? 0, score * weight))
+          }
+        }
+        for (const [id, score] of best) {
+          scores.set(id, (scores.get(id) ?? 0) + score)
+          matched.set(id, (matched.get(id) ?? 0) + 1)
+        }
       }
-      add(index.search(query, { tokenize: () => own }))
-      if (others.length > 0) {
-        add(
-          index.search(query, {
-            tokenize: () => others,
-            fields: synonymFields,
-            prefix: false,
-            fuzzy: false,
-            boostTerm: (term) => weights.get(term) ?? 1
-          })
-        )
-      }
+      // Like MiniSearch's own OR: a tool matching more of the agent's words ranks higher (score × concepts matched).
+      for (const [id, score] of scores) scores.set(id, score * matched.get(id)!)
       return (
         [...scores]
           // Equal scores come out in wire-name order, so the same query gives the same answer.
