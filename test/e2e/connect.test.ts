@@ -5,11 +5,12 @@ import { assert, beforeAll, describe, it } from "@effect/vitest"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { getDefaultEnvironment, StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { CreateMessageRequestSchema } from "@modelcontextprotocol/sdk/types.js"
-import { Effect } from "effect"
+import { Effect, Exit, Scope } from "effect"
 import { spawn } from "node:child_process"
-import { ensureBuilt, exitOf, main } from "../lib/cli.js"
+import { ensureBuilt, exitOf, main, writeConfig } from "../lib/cli.js"
+import { startDaemon } from "../lib/daemon.js"
 import { rawHost } from "../lib/rawHost.js"
-import { root, tempDir } from "../lib/sources.js"
+import { root, stubCommand, tempDir } from "../lib/sources.js"
 import { type HttpMcp, startHttpMcp } from "../fixtures/http-mcp.js"
 
 beforeAll(ensureBuilt, 120_000)
@@ -198,5 +199,38 @@ describe("clawtool connect (built CLI, streamable-HTTP upstream)", () => {
       assert.strictEqual(exit.code, 2)
       assert.include(stderr, "ftp://example.com/mcp")
     })
+  )
+})
+
+describe("clawtool connect in front of clawtool serve --listen (the real daemon)", () => {
+  it.scopedLive(
+    "lists and calls the daemon's sources; the daemon down fails calls naming it; restarted, calls work",
+    () =>
+      Effect.gen(function* () {
+        const config = writeConfig(`
+        [http]
+        token = "\${CLAWTOOL_HTTP_TOKEN}"
+        [sources.stub]
+        command = ${stubCommand()}
+      `)
+        const env = { CLAWTOOL_HTTP_TOKEN: token }
+        const echoStub = (client: Client, text: string) =>
+          Effect.tryPromise(() => client.callTool({ name: "stub__echo", arguments: { text } })).pipe(Effect.map(textOf))
+
+        // The first daemon lives in its own scope, closed (SIGTERM, exit awaited) while the host stays connected.
+        const daemonScope = yield* Scope.make()
+        const daemon = yield* startDaemon(config, { env }).pipe(Scope.extend(daemonScope))
+        const client = yield* host(daemon.url.href)
+        const tools = (yield* Effect.promise(() => client.listTools())).tools.map((tool) => tool.name)
+        assert.include(tools, "stub__echo")
+        assert.strictEqual(yield* echoStub(client, "one"), "echo:one")
+
+        yield* Scope.close(daemonScope, Exit.void)
+        const down = yield* failureOf(echoStub(client, "two"))
+        assert.include(down, daemon.url.href)
+
+        yield* startDaemon(config, { env, listen: `127.0.0.1:${daemon.port}` })
+        assert.strictEqual(yield* echoStub(client, "three"), "echo:three")
+      })
   )
 })
