@@ -4,7 +4,6 @@ import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js"
 import { Deferred, Duration, Effect, Option, type Scope } from "effect"
 import { spawn } from "node:child_process"
 import * as z from "zod"
-import * as CallPlan from "../domain/CallPlan.js"
 import { ConfigChain, repeatedConfigOf, withConfigChain } from "../domain/Environment.js"
 import { CallError, SourceError } from "../domain/Errors.js"
 import { CurrentLimits } from "../domain/Limits.js"
@@ -20,6 +19,7 @@ import { Reaper, type ReaperShape } from "./Reaper.js"
 import type { RemoteTransport } from "../domain/Config.js"
 import * as Relay from "./SourceClient/Relay.js"
 import * as Remote from "./SourceClient/Remote.js"
+import { sdkToolCall } from "./SourceClient/SdkCall.js"
 import * as Surface from "./SourceClient/Surface.js"
 
 /** Everything needed to start one child. The environment is final: Sources already applied default-deny. */
@@ -103,7 +103,6 @@ const ListToolsResult = z.looseObject({
   tools: z.array(z.looseObject({ name: z.string(), inputSchema: z.looseObject({}) })),
   nextCursor: z.string().optional()
 })
-const AnyResult = z.looseObject({})
 
 const killGroup = (pid: number, signal: NodeJS.Signals) => {
   try {
@@ -230,20 +229,8 @@ const connect = Effect.fn("SourceClient.connect")(function* (spec: LaunchSpec, r
   const tools = yield* listTools
   const members = yield* surface.start(tools, listTools)
 
-  const callTool = (request: CallToolRequest, options?: CallOptions) => {
-    // The SDK resets a timeout on progress only when it asked for progress (onprogress set), so with a call_timeout
-    // it asks even when the host did not, and drops what comes back.
-    const asked = CallPlan.childProgress(options?.onProgress !== undefined, timeoutMs)
-    const onprogress = asked === "forHost" ? options?.onProgress : asked === "keepAlive" ? ignoreProgress : undefined
-    return Effect.tryPromise({
-      try: (signal) =>
-        client.request({ method: "tools/call", params: request }, AnyResult, {
-          signal,
-          timeout: timeoutMs ?? noTimeout,
-          ...(onprogress === undefined ? {} : { onprogress, resetTimeoutOnProgress: true })
-        }) as Promise<CallToolResult>,
-      catch: (cause) => cause
-    }).pipe(
+  const callTool = (request: CallToolRequest, options?: CallOptions) =>
+    sdkToolCall(client, request, options, timeoutMs).pipe(
       Effect.catchAll((cause) =>
         Effect.flatMap(exitDetail, (exit) => {
           const tool = `${spec.instance}.${request.name}`
@@ -262,7 +249,6 @@ const connect = Effect.fn("SourceClient.connect")(function* (spec: LaunchSpec, r
         })
       )
     )
-  }
 
   const server = client.getServerVersion()
   return {
@@ -279,8 +265,6 @@ const connect = Effect.fn("SourceClient.connect")(function* (spec: LaunchSpec, r
     exited: Deferred.await(exited)
   } satisfies Connection
 })
-
-const ignoreProgress = () => {}
 
 /** The SDK's own timeout (it carries the timeout it was given), not a child that answered -32001 itself. */
 const isOwnTimeout = (cause: unknown, timeoutMs: number) =>

@@ -14,7 +14,6 @@ import {
 } from "@modelcontextprotocol/sdk/types.js"
 import { Deferred, Duration, Effect, Either, Option, type Scope } from "effect"
 import * as z from "zod"
-import * as CallPlan from "../../domain/CallPlan.js"
 import { CallError, SourceError } from "../../domain/Errors.js"
 import { urlLabel } from "../../domain/Health.js"
 import type { CallToolRequest, CallToolResult, JsonObject, Tool } from "../../domain/Mcp.js"
@@ -24,6 +23,7 @@ import * as Version from "../../version.js"
 import type { CallOptions, Connection, ExitInfo, RemoteLaunchSpec } from "../SourceClient.js"
 import { loginCommand } from "./RemoteAuth.js"
 import * as Relay from "./Relay.js"
+import { sdkToolCall } from "./SdkCall.js"
 import * as Surface from "./Surface.js"
 
 /**
@@ -37,7 +37,6 @@ const ListToolsResult = z.looseObject({
   tools: z.array(z.looseObject({ name: z.string(), inputSchema: z.looseObject({}) })),
   nextCursor: z.string().optional()
 })
-const AnyResult = z.looseObject({})
 
 /** What the HTTP layer saw last: the status and WWW-Authenticate of a refusal, or why no answer came. */
 interface HttpWatch {
@@ -364,18 +363,8 @@ export const connect = Effect.fn("SourceClient.connectRemote")(function* (spec: 
   const timeoutMs =
     spec.callTimeout === undefined ? undefined : Math.min(Duration.toMillis(spec.callTimeout), noTimeout)
   const callTool = (request: CallToolRequest, options?: CallOptions): Effect.Effect<CallToolResult, CallError> => {
-    const asked = CallPlan.childProgress(options?.onProgress !== undefined, timeoutMs)
-    const onprogress = asked === "forHost" ? options?.onProgress : asked === "keepAlive" ? () => {} : undefined
     const tool = `${spec.instance}.${request.name}`
-    return Effect.tryPromise({
-      try: (signal) =>
-        client.request({ method: "tools/call", params: request }, AnyResult, {
-          signal,
-          timeout: timeoutMs ?? noTimeout,
-          ...(onprogress === undefined ? {} : { onprogress, resetTimeoutOnProgress: true })
-        }) as Promise<CallToolResult>,
-      catch: (cause) => cause
-    }).pipe(
+    return sdkToolCall(client, request, options, timeoutMs).pipe(
       Effect.catchAll((cause) =>
         Effect.flatMap(Deferred.poll(lost), (done) => {
           if (Option.isSome(done)) {

@@ -1,0 +1,35 @@
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js"
+import { Effect } from "effect"
+import * as z from "zod"
+import * as CallPlan from "../../domain/CallPlan.js"
+import type { CallToolRequest, CallToolResult } from "../../domain/Mcp.js"
+import { noTimeout } from "../../transport/SdkShape.js"
+import type { CallOptions } from "../SourceClient.js"
+
+// Loose: the result is relayed as the child sent it (ADR 002).
+const AnyResult = z.looseObject({})
+const ignoreProgress = () => {}
+
+/**
+ * One tools/call on the SDK path, for a stdio child and a remote server alike; fails with what the SDK threw (the
+ * caller words it). The SDK resets a timeout on progress only when it asked for progress (onprogress set), so with a
+ * call_timeout it asks even when the host did not, and drops what comes back.
+ */
+export const sdkToolCall = (
+  client: Client,
+  request: CallToolRequest,
+  options: CallOptions | undefined,
+  timeoutMs: number | undefined
+): Effect.Effect<CallToolResult, unknown> => {
+  const asked = CallPlan.childProgress(options?.onProgress !== undefined, timeoutMs)
+  const onprogress = asked === "forHost" ? options?.onProgress : asked === "keepAlive" ? ignoreProgress : undefined
+  return Effect.tryPromise({
+    try: (signal) =>
+      client.request({ method: "tools/call", params: request }, AnyResult, {
+        signal,
+        timeout: timeoutMs ?? noTimeout,
+        ...(onprogress === undefined ? {} : { onprogress, resetTimeoutOnProgress: true })
+      }) as Promise<CallToolResult>,
+    catch: (cause) => cause
+  })
+}
