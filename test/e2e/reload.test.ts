@@ -245,6 +245,20 @@ describe("clawtool serve reloads its config", () => {
           "the third source's list_changed"
         )
         assert.strictEqual(lists.length, 1)
+
+        // A setting read only at start: said on stderr, nothing restarted.
+        fs.writeFileSync(
+          config,
+          source("user", [], `env = { TOKEN = "\${TOKEN}" }`) +
+            source("other") +
+            source("third") +
+            "\n[core_tools]\nmax_output = 5000\n"
+        )
+        yield* pollUntil(
+          Effect.sync(() => host.stderr.join("")),
+          (text) => text.includes("config: core_tools changed; takes effect when serve restarts"),
+          "the warning for a start-only setting"
+        )
       })
   )
 
