@@ -12,6 +12,7 @@ import * as path from "node:path"
 import { ensureBuilt, exitOf, runCli, writeConfig } from "../lib/cli.js"
 import { callTool, httpClient, initializeBody, messagesOf, rawRequest, startDaemon, textOf } from "../lib/daemon.js"
 import { eventually, isAlive, stubCommand, tempDir } from "../lib/sources.js"
+import { startHttpFixture } from "../fixtures/http-server.js"
 
 beforeAll(ensureBuilt, 120_000)
 
@@ -264,6 +265,30 @@ describe("clawtool serve --listen (built CLI, SDK streamable HTTP clients as hos
         yield* slow.await
       }),
     120_000
+  )
+
+  it.scopedLive("the host's Authorization header never reaches a source: a remote one gets only its own headers", () =>
+    Effect.gen(function* () {
+      const remote = yield* Effect.acquireRelease(
+        Effect.promise(() => startHttpFixture({ mode: "stateful" })),
+        (fixture) => Effect.promise(() => fixture.close())
+      )
+      const config = writeConfig(`
+        [http]
+        token = "\${CLAWTOOL_HTTP_TOKEN}"
+        [sources.remote]
+        url = "${remote.url}"
+      `)
+      const daemon = yield* startDaemon(config, { env: { CLAWTOOL_HTTP_TOKEN: "host-s3cret" } })
+      const { client } = yield* httpClient(daemon.url, { token: "host-s3cret" })
+      assert.strictEqual(textOf(yield* callTool(client, "remote__echo", { text: "hi" })), "echo:hi")
+      assert.isAbove(remote.authorizations.length, 0, "the remote source was reached")
+      assert.deepStrictEqual(
+        remote.authorizations.filter((header) => header !== undefined),
+        [],
+        "no request to the source carried an Authorization header"
+      )
+    })
   )
 
   it.scopedLive(
