@@ -1,9 +1,8 @@
 import type { OAuthClientProvider } from "@modelcontextprotocol/sdk/client/auth.js"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
-import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js"
+import { McpError } from "@modelcontextprotocol/sdk/types.js"
 import { Deferred, Duration, Effect, Option, type Scope } from "effect"
 import { spawn } from "node:child_process"
-import * as z from "zod"
 import { ConfigChain, repeatedConfigOf, withConfigChain } from "../domain/Environment.js"
 import { CallError, SourceError } from "../domain/Errors.js"
 import { CurrentLimits } from "../domain/Limits.js"
@@ -11,7 +10,7 @@ import type { CallToolRequest, CallToolResult, JsonObject, Tool } from "../domai
 import { ChildProcessTransport, type SpawnedChild } from "../transport/ChildProcessTransport.js"
 import { LineFramer } from "../transport/LineFramer.js"
 import { clientInternals } from "../transport/Sdk.js"
-import { noTimeout, paginate } from "../transport/SdkShape.js"
+import { noTimeout } from "../transport/SdkShape.js"
 import { unvalidated } from "../transport/Unvalidated.js"
 import * as Version from "../version.js"
 import type { HostPort } from "./HostBridge.js"
@@ -19,7 +18,7 @@ import { Reaper, type ReaperShape } from "./Reaper.js"
 import type { RemoteTransport } from "../domain/Config.js"
 import * as Relay from "./SourceClient/Relay.js"
 import * as Remote from "./SourceClient/Remote.js"
-import { sdkToolCall } from "./SourceClient/SdkCall.js"
+import { isOwnTimeout, sdkListTools, sdkToolCall } from "./SourceClient/SdkCall.js"
 import * as Surface from "./SourceClient/Surface.js"
 
 /** Everything needed to start one child. The environment is final: Sources already applied default-deny. */
@@ -99,10 +98,6 @@ export const authErrorCodes: ReadonlySet<number> = new Set([401, 403])
 
 // Loose result schemas: the proxy relays what the child sent (unknown and future fields included) and
 // leaves output-schema validation to the host, which owns the contract (effect-style P9).
-const ListToolsResult = z.looseObject({
-  tools: z.array(z.looseObject({ name: z.string(), inputSchema: z.looseObject({}) })),
-  nextCursor: z.string().optional()
-})
 
 const killGroup = (pid: number, signal: NodeJS.Signals) => {
   try {
@@ -210,20 +205,8 @@ const connect = Effect.fn("SourceClient.connect")(function* (spec: LaunchSpec, r
     catch: (cause) => cause
   }).pipe(Effect.catchAll(handshakeFailure("Initialize")))
 
-  const listTools = paginate(
-    (cursor) =>
-      Effect.tryPromise({
-        try: (signal) =>
-          client.request({ method: "tools/list", params: cursor === undefined ? {} : { cursor } }, ListToolsResult, {
-            signal,
-            timeout: noTimeout
-          }),
-        catch: (cause) => cause
-      }).pipe(Effect.catchAll(handshakeFailure("ListTools"))),
-    (page) => page.tools as ReadonlyArray<Tool>
-  ).pipe(
-    Effect.map((tools): ReadonlyArray<Tool> => tools),
-    Effect.withSpan("SourceClient.listTools", { attributes: { "clawtool.instance": spec.instance } })
+  const listTools = sdkListTools(client, spec.instance, (cause) => cause).pipe(
+    Effect.catchAll(handshakeFailure("ListTools"))
   )
 
   const tools = yield* listTools
@@ -267,10 +250,6 @@ const connect = Effect.fn("SourceClient.connect")(function* (spec: LaunchSpec, r
 })
 
 /** The SDK's own timeout (it carries the timeout it was given), not a child that answered -32001 itself. */
-const isOwnTimeout = (cause: unknown, timeoutMs: number) =>
-  cause instanceof McpError &&
-  cause.code === ErrorCode.RequestTimeout &&
-  (cause.data as { timeout?: unknown } | undefined)?.timeout === timeoutMs
 
 const spawnChild = (spec: LaunchSpec, exited: Deferred.Deferred<ExitInfo>, reaper: ReaperShape) =>
   Effect.async<SpawnedChild, SourceError>((resume) => {

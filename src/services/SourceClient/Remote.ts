@@ -13,17 +13,16 @@ import {
   McpError
 } from "@modelcontextprotocol/sdk/types.js"
 import { Deferred, Duration, Effect, Either, Option, type Scope } from "effect"
-import * as z from "zod"
 import { CallError, SourceError } from "../../domain/Errors.js"
 import { urlLabel } from "../../domain/Health.js"
-import type { CallToolRequest, CallToolResult, JsonObject, Tool } from "../../domain/Mcp.js"
-import { noTimeout, paginate } from "../../transport/SdkShape.js"
+import type { CallToolRequest, CallToolResult, JsonObject } from "../../domain/Mcp.js"
+import { noTimeout } from "../../transport/SdkShape.js"
 import { unvalidated } from "../../transport/Unvalidated.js"
 import * as Version from "../../version.js"
 import type { CallOptions, Connection, ExitInfo, RemoteLaunchSpec } from "../SourceClient.js"
 import { loginCommand } from "./RemoteAuth.js"
 import * as Relay from "./Relay.js"
-import { sdkToolCall } from "./SdkCall.js"
+import { isOwnTimeout, sdkListTools, sdkToolCall } from "./SdkCall.js"
 import * as Surface from "./Surface.js"
 
 /**
@@ -32,11 +31,6 @@ import * as Surface from "./Surface.js"
  * session when the server forgets ours (404), and noticing a server that went away (a refused request or a broken
  * stream), which ends the connection like a child's exit so Sources reconnects it with its restart policy.
  */
-
-const ListToolsResult = z.looseObject({
-  tools: z.array(z.looseObject({ name: z.string(), inputSchema: z.looseObject({}) })),
-  nextCursor: z.string().optional()
-})
 
 /** What the HTTP layer saw last: the status and WWW-Authenticate of a refusal, or why no answer came. */
 interface HttpWatch {
@@ -342,21 +336,7 @@ export const connect = Effect.fn("SourceClient.connectRemote")(function* (spec: 
   )
   const { client, surface, failed } = session
 
-  const listTools = paginate(
-    (cursor) =>
-      Effect.tryPromise({
-        try: (signal) =>
-          client.request({ method: "tools/list", params: cursor === undefined ? {} : { cursor } }, ListToolsResult, {
-            signal,
-            timeout: noTimeout
-          }),
-        catch: failed("ListTools")
-      }),
-    (page) => page.tools as ReadonlyArray<Tool>
-  ).pipe(
-    Effect.map((tools): ReadonlyArray<Tool> => tools),
-    Effect.withSpan("SourceClient.listTools", { attributes: { "clawtool.instance": spec.instance } })
-  )
+  const listTools = sdkListTools(client, spec.instance, failed("ListTools"))
   const tools = yield* listTools
   const members = yield* surface.start(tools, listTools)
 
@@ -370,12 +350,7 @@ export const connect = Effect.fn("SourceClient.connectRemote")(function* (spec: 
           if (Option.isSome(done)) {
             return Effect.fail(Relay.transportError(tool, `source "${spec.instance}": connection lost`))
           }
-          if (
-            timeoutMs !== undefined &&
-            cause instanceof McpError &&
-            cause.code === ErrorCode.RequestTimeout &&
-            (cause.data as { timeout?: unknown } | undefined)?.timeout === timeoutMs
-          ) {
+          if (timeoutMs !== undefined && isOwnTimeout(cause, timeoutMs)) {
             return Effect.fail(Relay.timeoutError(tool, timeoutMs))
           }
           if (cause instanceof McpError && cause.code !== ErrorCode.ConnectionClosed) {

@@ -1,9 +1,10 @@
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js"
+import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js"
 import { Effect } from "effect"
 import * as z from "zod"
 import * as CallPlan from "../../domain/CallPlan.js"
-import type { CallToolRequest, CallToolResult } from "../../domain/Mcp.js"
-import { noTimeout } from "../../transport/SdkShape.js"
+import type { CallToolRequest, CallToolResult, Tool } from "../../domain/Mcp.js"
+import { noTimeout, paginate } from "../../transport/SdkShape.js"
 import type { CallOptions } from "../SourceClient.js"
 
 // Loose: the result is relayed as the child sent it (ADR 002).
@@ -33,3 +34,32 @@ export const sdkToolCall = (
     catch: (cause) => cause
   })
 }
+
+const ListToolsResult = z.looseObject({
+  tools: z.array(z.looseObject({ name: z.string(), inputSchema: z.looseObject({}) })),
+  nextCursor: z.string().optional()
+})
+
+/** Every page of the child's tools/list (bounded by maxPages); a failure is mapped by `onError`. */
+export const sdkListTools = <E>(client: Client, instance: string, onError: (cause: unknown) => E) =>
+  paginate(
+    (cursor) =>
+      Effect.tryPromise({
+        try: (signal) =>
+          client.request({ method: "tools/list", params: cursor === undefined ? {} : { cursor } }, ListToolsResult, {
+            signal,
+            timeout: noTimeout
+          }),
+        catch: onError
+      }),
+    (page) => page.tools as ReadonlyArray<Tool>
+  ).pipe(
+    Effect.map((tools): ReadonlyArray<Tool> => tools),
+    Effect.withSpan("SourceClient.listTools", { attributes: { "clawtool.instance": instance } })
+  )
+
+/** The SDK's own timeout of a request sent with `timeoutMs` (call_timeout), not the peer's -32001. */
+export const isOwnTimeout = (cause: unknown, timeoutMs: number) =>
+  cause instanceof McpError &&
+  cause.code === ErrorCode.RequestTimeout &&
+  (cause.data as { timeout?: unknown } | undefined)?.timeout === timeoutMs
