@@ -102,6 +102,23 @@ const jsonSchemaToTypeScriptPlugin = {
   }
 }
 
+/**
+ * src/version.ts reads ../package.json beside itself, which is right for tsc's dist/version.js; in the bundle the
+ * module may land in a shared chunk under dist/bin/, so its two values are written in at build time.
+ */
+const versionPlugin = {
+  name: "clawtool-version",
+  setup(build) {
+    build.onLoad({ filter: /[\\/]src[\\/]version\.ts$/ }, () => {
+      const pkg = JSON.parse(readFileSync(Path.join(root, "package.json"), "utf8"))
+      return {
+        contents: `export const name = ${JSON.stringify(pkg.name)}\nexport const version = ${JSON.stringify(pkg.version)}\n`,
+        loader: "ts"
+      }
+    })
+  }
+}
+
 const result = await esbuild.build({
   entryPoints: { main: Path.join(root, "src", "main.ts") },
   outdir: Path.join(root, "dist"),
@@ -114,7 +131,7 @@ const result = await esbuild.build({
   platform: "node",
   format: "esm",
   target: "node20",
-  plugins: [deepImportsPlugin, noAjvPlugin, jsonSchemaToTypeScriptPlugin],
+  plugins: [versionPlugin, deepImportsPlugin, noAjvPlugin, jsonSchemaToTypeScriptPlugin],
   // CommonJS dependencies (ajv, …) call require() for Node built-ins, which an ES module does not have.
   banner: {
     js: 'import { createRequire as __clawtoolCreateRequire } from "node:module"; const require = __clawtoolCreateRequire(import.meta.url);'

@@ -27,7 +27,6 @@ import { Registry } from "./services/Registry.js"
 import type { Catalog } from "./services/Registry/Catalog.js"
 import { ClawtoolConfig } from "./domain/Config.js"
 import { catalogLine, collisionLines, healthTable, renderTable } from "./services/Registry/Text.js"
-import * as TypeScriptExport from "./services/Registry/TypeScriptExport.js"
 import { Secrets } from "./services/Secrets.js"
 import { Sources } from "./services/Sources.js"
 import * as Version from "./version.js"
@@ -689,6 +688,8 @@ const exportTypeScript = Command.make("export-typescript", { config, secrets, ou
     yield* settle(sources)
     const catalog = yield* (yield* Registry).catalog
     yield* warnNotRunning(sources, "its tools are not exported")
+    // Loaded by this command only (with its own lazily loaded json-schema-to-typescript).
+    const TypeScriptExport = yield* Effect.promise(() => import("./services/Registry/TypeScriptExport.js"))
     const files = yield* TypeScriptExport.generate(catalog)
     const dir = Path.resolve(options.output)
     if (options.check) {

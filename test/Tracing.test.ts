@@ -6,7 +6,8 @@ import type { AddressInfo } from "node:net"
 import { ClawtoolConfig } from "../src/domain/Config.js"
 import { CallError } from "../src/domain/Errors.js"
 import { errorResult, type CallToolResult, type JsonObject } from "../src/domain/Mcp.js"
-import { fixTraceData, otlpHeaders, TelemetryLive, tracesUrl } from "../src/layers/Telemetry.js"
+import { otlpHeaders, TelemetryLive, tracesUrl } from "../src/layers/Telemetry.js"
+import { fixTraceData } from "../src/layers/Telemetry/Otlp.js"
 import { Config, parseConfig, ProcessEnv } from "../src/services/Config.js"
 import {
   extractTraceContext,

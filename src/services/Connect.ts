@@ -1,6 +1,5 @@
 import { Deferred, Effect, Option } from "effect"
 import { CurrentLimits } from "../domain/Limits.js"
-import { HttpRelay } from "../transport/HttpRelay.js"
 import { StdioServerTransport } from "../transport/StdioServerTransport.js"
 import * as Version from "../version.js"
 import { ConfigLocation, ProcessEnv, resolveConfigPaths } from "./Config.js"
@@ -33,6 +32,8 @@ export class Connect extends Effect.Service<Connect>()("clawtool/Connect", {
       const host = new StdioServerTransport(process.stdin, process.stdout, limits)
       const closed = yield* Deferred.make<void>()
       host.onclose = () => Deferred.unsafeDone(closed, Effect.void)
+      // The HTTP client transport loads here only: `serve` never needs it.
+      const { HttpRelay } = yield* Effect.promise(() => import("../transport/HttpRelay.js"))
       const relay = new HttpRelay(host, {
         url,
         token: yield* token,

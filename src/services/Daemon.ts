@@ -1,7 +1,7 @@
 import type { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js"
 import { Deferred, Duration, Effect, FiberMap, Option, Runtime, Schedule } from "effect"
 import { randomUUID } from "node:crypto"
-import * as http from "node:http"
+import type * as http from "node:http"
 import { ConfigError } from "../domain/Errors.js"
 import {
   bearerMatches,
@@ -133,6 +133,7 @@ export class Daemon extends Effect.Service<Daemon>()("clawtool/Daemon", {
         const { StreamableHTTPServerTransport } = yield* Effect.promise(
           () => import("@modelcontextprotocol/sdk/server/streamableHttp.js")
         )
+        const { createServer } = yield* Effect.promise(() => import("node:http"))
         const runtime = yield* Effect.runtime<never>()
         const run = Runtime.runPromise(runtime)
         const fibers = yield* FiberMap.make<string>()
@@ -263,7 +264,7 @@ export class Daemon extends Effect.Service<Daemon>()("clawtool/Daemon", {
           })
         }
 
-        const server = http.createServer(handler)
+        const server = createServer(handler)
         const address = yield* Effect.acquireRelease(
           Effect.async<ListenAddress, ConfigError>((resume) => {
             server.once("error", (error) =>

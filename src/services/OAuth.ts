@@ -4,8 +4,7 @@ import { type OAuthConfig, oauthOf, type SourceConfig } from "../domain/Config.j
 import { SourceError } from "../domain/Errors.js"
 import { Config, ProcessEnv } from "./Config.js"
 import { OAuthError } from "./OAuth/Errors.js"
-import { login } from "./OAuth/Login.js"
-import { type OAuthSettings, refreshDueAt, SourceOAuthProvider } from "./OAuth/Provider.js"
+import type { OAuthSettings } from "./OAuth/Provider.js"
 import * as Store from "./OAuth/Store.js"
 import { expand, Secrets } from "./Secrets.js"
 import { loginCommand, RemoteAuth } from "./SourceClient/RemoteAuth.js"
@@ -34,6 +33,13 @@ const shownUrl = (url: string) => {
     return "(invalid url)"
   }
 }
+
+/**
+ * The SDK's OAuth client (discovery, registration, token exchange) and the login flow's HTTP listener are loaded on the
+ * first remote source with `oauth` set, never at start-up (most configs have none).
+ */
+const loadProvider = () => import("./OAuth/Provider.js")
+const loadLogin = () => import("./OAuth/Login.js")
 
 /** How long `auth login` waits for the browser's redirect. */
 const loginTimeoutMs = 5 * 60_000
@@ -120,8 +126,10 @@ export class OAuth extends Effect.Service<OAuth>()("clawtool/OAuth", {
                 detail: `no OAuth tokens stored; run: ${loginCommand(instance)}`
               })
           ),
-          Effect.as<OAuthClientProvider>(
-            new SourceOAuthProvider({ instance, url, settings, dir, mode: { kind: "background" } })
+          Effect.zipRight(Effect.promise(loadProvider)),
+          Effect.map(
+            ({ SourceOAuthProvider }): OAuthClientProvider =>
+              new SourceOAuthProvider({ instance, url, settings, dir, mode: { kind: "background" } })
           )
         )
       })
@@ -129,6 +137,7 @@ export class OAuth extends Effect.Service<OAuth>()("clawtool/OAuth", {
     const statusOf = (instance: string, url: string) =>
       Effect.promise(async (): Promise<AuthStatusRow> => {
         const record = await Store.load(dir, instance, url).catch(() => Store.emptyRecord(url))
+        const { refreshDueAt } = await loadProvider()
         const grant = Store.currentGrant(record)
         const tokens = grant.tokens
         const expiresAt = refreshDueAt(grant, 1)
@@ -160,7 +169,8 @@ export class OAuth extends Effect.Service<OAuth>()("clawtool/OAuth", {
           })
         }
         yield* Effect.tryPromise({
-          try: () => login({ instance, url, settings, dir, say, timeoutMs: loginTimeoutMs }),
+          try: () =>
+            loadLogin().then(({ login }) => login({ instance, url, settings, dir, say, timeoutMs: loginTimeoutMs })),
           catch: (error) =>
             error instanceof OAuthError
               ? error

@@ -16,7 +16,7 @@ import { Ledger } from "./Registry/CoreTools/Ledger.js"
 import * as CoreRoots from "./Registry/CoreTools/Roots.js"
 import * as Manifest from "./Registry/Manifest.js"
 import * as NameBudget from "./Registry/NameBudget.js"
-import * as ToolSearch from "./Registry/ToolSearch.js"
+import type * as ToolSearch from "./Registry/ToolSearch.js"
 import type { CallOptions } from "./SourceClient.js"
 import { HostBridge, type HostPort } from "./HostBridge.js"
 import { Secrets } from "./Secrets.js"
@@ -117,8 +117,13 @@ export class Registry extends Effect.Service<Registry>()("clawtool/Registry", {
     const catalog: Effect.Effect<Catalog> = Effect.sync(catalogNow)
 
     const search = (query: string, limit: number) =>
-      Effect.map(catalog, (current) => {
-        if (index === undefined || index.hash !== current.hash) index = ToolSearch.build(current, manifest)
+      Effect.gen(function* () {
+        const current = yield* catalog
+        if (index === undefined || index.hash !== current.hash) {
+          // The index (MiniSearch, the stemmer) loads on the first search: most sessions never search.
+          const { build } = yield* Effect.promise(() => import("./Registry/ToolSearch.js"))
+          index = build(current, manifest)
+        }
         return { hash: current.hash, hits: index.search(query, limit) }
       }).pipe(Effect.withSpan("Registry.search", { attributes: { "clawtool.search.limit": limit } }))
 

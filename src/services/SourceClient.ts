@@ -17,7 +17,6 @@ import type { HostPort } from "./HostBridge.js"
 import { Reaper, type ReaperShape } from "./Reaper.js"
 import type { RemoteTransport } from "../domain/Config.js"
 import * as Relay from "./SourceClient/Relay.js"
-import * as Remote from "./SourceClient/Remote.js"
 import { isOwnTimeout, sdkListTools, sdkToolCall } from "./SourceClient/SdkCall.js"
 import * as Surface from "./SourceClient/Surface.js"
 
@@ -125,7 +124,13 @@ export class SourceClient extends Effect.Service<SourceClient>()("clawtool/Sourc
   dependencies: [Reaper.Default],
   effect: Effect.map(Reaper, (reaper) => ({
     connect: (spec: LaunchSpec | RemoteLaunchSpec): Effect.Effect<Connection, SourceError, Scope.Scope> =>
-      isRemoteSpec(spec) ? Remote.connect(spec) : connect(spec, reaper)
+      isRemoteSpec(spec)
+        ? // The HTTP and SSE client transports (and their EventSource) load with the first remote source only.
+          Effect.flatMap(
+            Effect.promise(() => import("./SourceClient/Remote.js")),
+            (Remote) => Remote.connect(spec)
+          )
+        : connect(spec, reaper)
   }))
 }) {}
 

@@ -1,5 +1,4 @@
 import * as Fs from "node:fs/promises"
-import { structuredPatch } from "diff"
 import { Effect, Schema } from "effect"
 import { CallError } from "../../../domain/Errors.js"
 import { defineTool } from "../Manifest.js"
@@ -151,6 +150,8 @@ export const Edit = defineTool({
             : before.slice(0, found[0]) + newString + before.slice(found[0]! + oldString.length)
           const encoded = new TextEncoder().encode(after)
           const out = bom ? Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), encoded]) : Buffer.from(encoded)
+          // The diff library loads with the first write (not at start-up), and before the file changes.
+          const { structuredPatch } = yield* Effect.promise(() => import("diff"))
           yield* Files.writeAtomic("Edit", path, resolved.real, out, stat.mode & 0o7777)
           const written = yield* Effect.tryPromise({
             try: () => Fs.stat(resolved.real),

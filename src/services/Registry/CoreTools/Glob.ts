@@ -1,6 +1,5 @@
 import * as Fs from "node:fs/promises"
 import * as Path from "node:path"
-import picomatch from "picomatch"
 import { Effect, Schema } from "effect"
 import { CallError } from "../../../domain/Errors.js"
 import { defineTool } from "../Manifest.js"
@@ -76,6 +75,8 @@ export const Glob = defineTool({
         })
       }
       const hidden = namesDot(pattern)
+      // Loaded with the first Glob, not at start-up.
+      const { default: picomatch } = yield* Effect.promise(() => import("picomatch"))
       // picomatch's second argument is not an index: never hand the matcher to Array.filter directly.
       const isMatch = picomatch(pattern, { dot: hidden })
       const matched: Array<string> = []

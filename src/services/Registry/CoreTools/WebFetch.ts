@@ -3,8 +3,11 @@ import { CallError } from "../../../domain/Errors.js"
 import { version } from "../../../version.js"
 import { defineTool } from "../Manifest.js"
 import { fitResult, sizeOf } from "./Budget.js"
-import { policyFor, systemResolver, WebFetchRefusal } from "./WebFetchGuard.js"
-import { type Fetched, fetchGuarded, WebFetchFailure } from "./WebFetchHttp.js"
+import type { Fetched } from "./WebFetchHttp.js"
+
+/** The HTTP stack (http, https, zlib, dns, the address guard) loads on the first WebFetch, not at start-up. */
+const loadHttp = () => import("./WebFetchHttp.js")
+type Http = Awaited<ReturnType<typeof loadHttp>>
 
 export const defaultTimeoutMs = 30_000
 /** Decompressed bytes read from one page at most. */
@@ -81,15 +84,15 @@ export const decodeBody = (body: Buffer, contentType: string, html: boolean): st
   }
 }
 
-const toCallError = (url: string, cause: unknown): CallError => {
-  if (cause instanceof WebFetchRefusal) {
+const toCallError = (http: Http, url: string, cause: unknown): CallError => {
+  if (cause instanceof http.WebFetchRefusal) {
     return new CallError({
       tool: "WebFetch",
       reason: cause.reason === "Blocked" ? "Blocked" : "InvalidArguments",
       detail: cause.detail
     })
   }
-  if (cause instanceof WebFetchFailure) {
+  if (cause instanceof http.WebFetchFailure) {
     return new CallError({
       tool: "WebFetch",
       reason: cause.reason === "Timeout" ? "Timeout" : "Failed",
@@ -121,9 +124,11 @@ export const WebFetch = defineTool({
   handler: (input, context) =>
     Effect.gen(function* () {
       const allowPrivate = context.settings.WebFetch.allow_private
+      const http = yield* Effect.promise(loadHttp)
+      const { policyFor, systemResolver } = http
       const fetched: Fetched = yield* Effect.tryPromise({
         try: (signal) =>
-          fetchGuarded(
+          http.fetchGuarded(
             input.url,
             {
               allowed: policyFor(allowPrivate),
@@ -136,7 +141,7 @@ export const WebFetch = defineTool({
             },
             signal
           ),
-        catch: (cause) => toCallError(input.url, cause)
+        catch: (cause) => toCallError(http, input.url, cause)
       })
       const kind = kindOf(fetched.contentType, fetched.body)
       if (kind === "binary") {

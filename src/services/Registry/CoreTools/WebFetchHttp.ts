@@ -199,3 +199,6 @@ const translate = (cause: unknown, url: URL, timedOut: boolean, timeoutMs: numbe
   const message = cause instanceof Error ? cause.message : String(cause)
   return new WebFetchFailure("Network", `${url.host}: ${code === undefined ? message : `${code}: ${message}`}`)
 }
+
+// WebFetch loads this module on its first call and gets the guard from it too (one chunk, loaded on demand).
+export { policyFor, systemResolver, WebFetchRefusal } from "./WebFetchGuard.js"

@@ -1,6 +1,5 @@
 import * as Fs from "node:fs/promises"
 import * as Path from "node:path"
-import { structuredPatch } from "diff"
 import { Effect, Schema } from "effect"
 import { CallError } from "../../../domain/Errors.js"
 import { defineTool } from "../Manifest.js"
@@ -85,6 +84,8 @@ export const Write = defineTool({
               catch: (cause) => Files.failure("Write", path, cause)
             })
           }
+          // The diff library loads with the first write (not at start-up), and before the file changes.
+          const { structuredPatch } = yield* Effect.promise(() => import("diff"))
           yield* Files.writeAtomic("Write", path, now.real, out, mode)
           const written = yield* Effect.tryPromise({
             try: () => Fs.stat(now.real),
