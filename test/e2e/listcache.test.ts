@@ -157,6 +157,33 @@ describe("persisted resources, templates and prompts (built CLI, SDK client as t
   )
 
   it.live(
+    "a source with resources and prompts but no tools serves its cached lists while its child hangs in initialize",
+    () =>
+      Effect.gen(function* () {
+        const cacheDir = path.join(tempDir(), "cache")
+        const source = switchable()
+        const config = writeConfig(
+          `list_wait = "60s"\n[sources.src]\ncommand = ${source.command}\nstartup_timeout = "60s"\n`
+        )
+        source.run(lateServer, "--no-tools")
+        const cold = yield* coldSession(config, cacheDir)
+        assert.isFalse(cold.tools.some((name) => name.startsWith("src__")))
+        assert.deepStrictEqual(cold.resources, [{ uri: "late://info", name: "src__info" }])
+
+        source.run(lateServer, "--no-tools", "--hang")
+        yield* Effect.scoped(
+          Effect.gen(function* () {
+            const client = yield* serveClient(config, {}, cacheDir)
+            assert.deepStrictEqual(yield* lists(client), cold)
+            const row = yield* rowOf(client, "src")
+            assert.deepStrictEqual([row.status, row.reason], ["starting", "catalog: cached"])
+          })
+        )
+      }),
+    120_000
+  )
+
+  it.live(
     "a child that lists differently than its cache: one list_changed per kind, then the fresh lists",
     () =>
       Effect.gen(function* () {

@@ -14,7 +14,10 @@ export interface InstanceCatalog {
  * (states change a few times per child's life; calls read the same snapshot thousands of times).
  */
 export class Snapshot {
-  /** The catalog input: a restarting instance keeps its tools listed (calls fail fast and retryable until it is back). */
+  /**
+   * The catalog input: a restarting instance keeps its tools listed (calls fail fast and retryable until it is back);
+   * one serving its persisted catalog is listed even with no tools, so its cached resources and prompts are served.
+   */
   readonly catalog: ReadonlyArray<InstanceCatalog>
   /** The running children, in instance order. */
   readonly running: ReadonlyArray<Connection>
@@ -29,7 +32,7 @@ export class Snapshot {
       return instance === undefined ? [] : [instance]
     })
     this.catalog = ordered.flatMap((instance) =>
-      instance._tag === "Running" || instance.tools.length > 0
+      instance._tag === "Running" || instance.tools.length > 0 || instance.cachedSurface !== undefined
         ? [{ instance: instance.name, tools: instance.tools }]
         : []
     )
