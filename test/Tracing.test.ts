@@ -255,6 +255,8 @@ const traced = (options: {
   readonly env?: Record<string, string>
   /** As with an OTLP endpoint configured (TelemetryLive). */
   readonly exporting?: boolean
+  readonly wire?: string
+  readonly route?: Option.Option<{ readonly instance: string; readonly tool: string }>
 }) =>
   Effect.gen(function* () {
     const { spans, tracer } = yield* recordingTracer
@@ -262,7 +264,8 @@ const traced = (options: {
     let sent: JsonObject | undefined = { unset: true }
     const result = yield* tracing
       .toolCall({
-        wire: "stub__meta",
+        wire: options.wire ?? "stub__meta",
+        route: options.route ?? Option.some({ instance: "stub", tool: "meta" }),
         requestId: 7,
         context: tracing.extract(options.meta),
         meta: options.meta,
@@ -322,6 +325,30 @@ describe("Tracing.toolCall", () => {
         "gen_ai.tool.name": "meta",
         "clawtool.instance": "stub"
       })
+    })
+  )
+
+  it.effect("the instance and tool attributes come from the route, not from splitting the wire name", () =>
+    Effect.gen(function* () {
+      // prefix = "gh" for the instance github: the wire name does not carry the instance's name.
+      const prefixed = yield* traced({
+        meta: { traceparent: valid },
+        wire: "gh__create_issue",
+        route: Option.some({ instance: "github", tool: "create_issue" })
+      })
+      const server = Object.fromEntries(prefixed.spans.find((s) => s.kind === "server")!.span.attributes)
+      const client = prefixed.spans.find((s) => s.kind === "client")!
+      assert.deepInclude(server, {
+        "gen_ai.tool.name": "gh__create_issue",
+        "clawtool.instance": "github",
+        "clawtool.tool.original_name": "create_issue"
+      })
+      assert.strictEqual(client.name, "tools/call create_issue")
+      // No route (a core tool, an unknown name): no instance attribute, the client span is named by the wire name.
+      const own = yield* traced({ meta: { traceparent: valid }, wire: "a__b", route: Option.none() })
+      const ownServer = Object.fromEntries(own.spans.find((s) => s.kind === "server")!.span.attributes)
+      assert.notProperty(ownServer, "clawtool.instance")
+      assert.strictEqual(own.spans.find((s) => s.kind === "client")!.name, "tools/call a__b")
     })
   )
 

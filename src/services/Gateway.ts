@@ -216,14 +216,17 @@ export class Gateway extends Effect.Service<Gateway>()("clawtool/Gateway", {
           const onProgress = progressFor(meta, extra)
           // The server span wraps the whole call; the child gets the client span's traceparent merged into the
           // host's _meta, and the result's _meta.traceparent names clawtool's server span (SEP-414).
-          const call = tracing.toolCall({
-            wire: name,
-            requestId: extra.requestId,
-            context: tracing.extract(meta),
-            meta: meta === undefined ? undefined : forwardedMeta,
-            call: (_meta) => registry.call(name, { arguments: args, _meta, task }, { onProgress }),
-            recover: callErrorResult
-          })
+          const call = Effect.flatMap(registry.routeOf(name), (route) =>
+            tracing.toolCall({
+              wire: name,
+              route,
+              requestId: extra.requestId,
+              context: tracing.extract(meta),
+              meta: meta === undefined ? undefined : forwardedMeta,
+              call: (_meta) => registry.call(name, { arguments: args, _meta, task }, { onProgress }),
+              recover: callErrorResult
+            })
+          )
           // A daemon session's call is counted in flight on its child: the child's reverse requests are routed by it.
           const counted =
             daemon === undefined

@@ -318,6 +318,9 @@ export class Registry extends Effect.Service<Registry>()("clawtool/Registry", {
         return Option.fromNullable(route?.instance)
       })
 
+    /** The instance and tool's own name a listed wire name routes to, in the current catalog (none for core tools). */
+    const routeOf = (wire: string) => Effect.map(catalog, (current) => Option.fromNullable(current.routes.get(wire)))
+
     /**
      * What a list request waits for: the sources still starting, at most `list_wait` ("0s": not at all) from the first
      * list, so one source that never answers cannot make a host give up on the whole catalog (and a host listing tools,
@@ -345,6 +348,7 @@ export class Registry extends Effect.Service<Registry>()("clawtool/Registry", {
       call,
       relayCall,
       instanceOf,
+      routeOf,
       /** Resources, templates and prompts the host sees, with the routing back (`<instance>__` names, URI scheme). */
       surface,
       /** Every MCP method beyond tools, routed to the owning instance. */

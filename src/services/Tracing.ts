@@ -1,6 +1,5 @@
 import { Context, Data, Effect, Option, Tracer } from "effect"
 import type { CallToolResult, JsonObject } from "../domain/Mcp.js"
-import * as WireName from "../domain/WireName.js"
 import { type Env, ProcessEnv } from "./Config.js"
 
 /**
@@ -135,6 +134,11 @@ export interface ToolCall<E, R> {
   readonly wire: string
   /** The host's JSON-RPC request id. */
   readonly requestId?: string | number | undefined
+  /**
+   * The instance and the tool's own name the wire name routes to (Registry.routeOf: prefixes and shortened names
+   * resolved); none for clawtool's own tools and unknown names. Span attributes only.
+   */
+  readonly route?: Option.Option<{ readonly instance: string; readonly tool: string }> | undefined
   /** The caller's context, from `extract`; None leaves both `_meta`s exactly as they were. */
   readonly context: Option.Option<TraceContext>
   /** The `_meta` to forward to the child before trace keys are added (progressToken already removed). */
@@ -171,8 +175,7 @@ export class Tracing extends Effect.Service<Tracing>()("clawtool/Tracing", {
       if (!exporting && Option.isNone(request.context)) {
         return Effect.catchAll(request.call(request.meta), (error) => Effect.succeed(request.recover(error)))
       }
-      // TODO(name budget): once Registry maps shortened wire names, take instance/tool from its resolution.
-      const target = Option.getOrUndefined(WireName.split(request.wire))
+      const target = request.route === undefined ? undefined : Option.getOrUndefined(request.route)
       const common = {
         "mcp.method.name": "tools/call",
         "gen_ai.operation.name": "execute_tool",
