@@ -24,7 +24,7 @@ import { unvalidated } from "../transport/Unvalidated.js"
 import * as Version from "../version.js"
 import * as CallPath from "./Gateway/CallPath.js"
 import { callErrorResult, invalidParams, serialisable, serialised, unserialisable } from "./Gateway/Replies.js"
-import { HostBridge } from "./HostBridge.js"
+import { HostBridge, HostSession } from "./HostBridge.js"
 import { Registry } from "./Registry.js"
 import type { Progress } from "./SourceClient.js"
 import * as SurfaceRoutes from "./Registry/Surface.js"
@@ -228,12 +228,13 @@ export class Gateway extends Effect.Service<Gateway>()("clawtool/Gateway", {
             })
           )
           // A daemon session's call is counted in flight on its child: the child's reverse requests are routed by it.
+          // It runs as that session's (HostSession): clawtool's own tools use this session's roots, never another's.
           const counted =
             daemon === undefined
               ? call
               : Effect.flatMap(registry.instanceOf(name), (instance) =>
                   Option.isNone(instance) ? call : daemon.inFlight(daemonId!, instance.value, call)
-                )
+                ).pipe(Effect.provideService(HostSession, Option.some(daemonId!)))
           // Serialised here, where a result too deep for the stack can still be answered (as on the relay).
           const answer = (result: unknown) =>
             spliced
@@ -390,12 +391,11 @@ export class Gateway extends Effect.Service<Gateway>()("clawtool/Gateway", {
         }
 
         // The host's roots changed: every child that declared roots.listChanged hears it (and asks roots/list again).
-        // In the daemon children are shared: one session's roots are not every child's, so nothing is forwarded.
-        if (daemon === undefined) {
-          server.setNotificationHandler(RootsListChangedNotificationSchema, () =>
-            Runtime.runPromise(runtime)(forwardTo.rootsChanged)
-          )
-        }
+        // In the daemon children are shared: one session's roots are not every child's, so nothing is forwarded; only
+        // that session's roots for clawtool's own tools are asked again.
+        server.setNotificationHandler(RootsListChangedNotificationSchema, () =>
+          Runtime.runPromise(runtime)(daemon === undefined ? forwardTo.rootsChanged : daemon.rootsChanged(daemonId!))
+        )
 
         // Children's notifications for the host, mapped (logger = instance, URIs, task ids). Subscribed here, before
         // the host can initialize, so nothing a child sends after its own initialize is lost.

@@ -34,7 +34,32 @@ export interface HostPort {
   readonly logLevel: Effect.Effect<string | undefined>
   /** The child-side URIs the host subscribed to on this instance, re-subscribed when the child restarts. */
   readonly subscriptions: (instance: string) => Effect.Effect<ReadonlyArray<string>>
+  /**
+   * The roots (URIs) of the host a call comes from, for clawtool's own tools: the stdio host, or in the daemon the
+   * session whose tools/call this fiber runs (HostSession), never another session's. Asked once per host and again
+   * after its roots/list_changed (`forgetRoots`, or the daemon's `rootsChanged`); none when that host declared no roots
+   * capability or there is no such host.
+   */
+  readonly callerRoots: Effect.Effect<Option.Option<ReadonlyArray<string>>, RpcError>
+  /** The stdio host's roots changed: asked again on next use. */
+  readonly forgetRoots: Effect.Effect<void>
 }
+
+/**
+ * The daemon session whose request this fiber serves (the Gateway sets it around tools/call): the host whose roots
+ * clawtool's own tools use. None over stdio, where there is one host.
+ */
+export class HostSession extends Context.Reference<HostSession>()("clawtool/HostSession", {
+  defaultValue: (): Option.Option<string> => Option.none()
+}) {}
+
+/** The URIs of a roots/list answer (entries without a string `uri` are skipped). */
+const rootUris = (answer: JsonObject): ReadonlyArray<string> =>
+  (Array.isArray(answer.roots) ? (answer.roots as ReadonlyArray<unknown>) : []).flatMap((root) =>
+    typeof root === "object" && root !== null && typeof (root as { uri?: unknown }).uri === "string"
+      ? [(root as { uri: string }).uri]
+      : []
+  )
 
 /** The host as the Gateway attaches it once the host has initialized. */
 export interface HostLink {
@@ -85,7 +110,9 @@ export const offlinePort: HostPort = {
     ),
   notify: () => {},
   logLevel: Effect.succeed(undefined),
-  subscriptions: () => Effect.succeed([])
+  subscriptions: () => Effect.succeed([]),
+  callerRoots: Effect.succeed(Option.none()),
+  forgetRoots: Effect.void
 }
 
 /** A host initializes within milliseconds of starting clawtool; one that never does must not hold children forever. */
@@ -119,6 +146,8 @@ interface SessionEntry {
   readonly inFlight: Map<string, number>
   /** `instance\nchild URI` keys this session subscribed to. */
   readonly subscriptions: Set<string>
+  /** Its roots as last listed (clawtool's own tools); undefined until asked, and again after its roots/list_changed. */
+  roots: Option.Option<ReadonlyArray<string>> | undefined
 }
 
 /** The `_meta` key a child's request uses to name the task it belongs to. */
@@ -178,6 +207,20 @@ export class HostBridge extends Effect.Service<HostBridge>()("clawtool/HostBridg
         }
         return yield* host.request(instance, method, params)
       })
+
+    /** The stdio host's roots, as last listed; undefined until asked, and again after its roots/list_changed. */
+    let hostRoots: Option.Option<ReadonlyArray<string>> | undefined
+    const stdioRoots = Effect.suspend(() => {
+      if (hostRoots !== undefined) return Effect.succeed(hostRoots)
+      return Effect.flatMap(Ref.get(attached), (host) =>
+        host === undefined || host.capabilities.roots === undefined
+          ? Effect.succeed(Option.none<ReadonlyArray<string>>())
+          : Effect.map(
+              host.request("", "roots/list", undefined),
+              (answer) => (hostRoots = Option.some(rootUris(answer)))
+            )
+      )
+    })
 
     // === daemon mode: N sessions ===================================================================================
     const shared = yield* Effect.serviceOption(SharedHosts)
@@ -239,7 +282,9 @@ export class HostBridge extends Effect.Service<HostBridge>()("clawtool/HostBridg
           request,
           notify: (notification) => void notifications.unsafeOffer(notification),
           logLevel: Ref.get(level),
-          subscriptions: (instance) => Effect.sync(() => [...(subscribed.get(instance) ?? [])])
+          subscriptions: (instance) => Effect.sync(() => [...(subscribed.get(instance) ?? [])]),
+          callerRoots: stdioRoots,
+          forgetRoots: Effect.sync(() => (hostRoots = undefined))
         }
       : {
           ready: Effect.void,
@@ -253,7 +298,18 @@ export class HostBridge extends Effect.Service<HostBridge>()("clawtool/HostBridg
                 const [owner, uri] = key.split("\n") as [string, string]
                 return owner === instance ? [uri] : []
               })
+            ),
+          callerRoots: Effect.flatMap(HostSession, (id) => {
+            const session = Option.isSome(id) ? sessions.get(id.value) : undefined
+            if (session === undefined || session.capabilities?.roots === undefined) return Effect.succeed(Option.none())
+            if (session.roots !== undefined) return Effect.succeed(session.roots)
+            return Effect.map(
+              session.request("", "roots/list", undefined),
+              (answer) => (session.roots = Option.some(rootUris(answer)))
             )
+          }),
+          // A session's roots are forgotten by its own roots/list_changed (daemon.rootsChanged).
+          forgetRoots: Effect.void
         }
 
     /** Daemon sessions: what the Gateway calls as sessions come, change and go. */
@@ -266,7 +322,8 @@ export class HostBridge extends Effect.Service<HostBridge>()("clawtool/HostBridg
             request,
             level: undefined,
             inFlight: new Map(),
-            subscriptions: new Set()
+            subscriptions: new Set(),
+            roots: undefined
           })
         ),
       declare: (id: string, capabilities: JsonObject) =>
@@ -280,6 +337,12 @@ export class HostBridge extends Effect.Service<HostBridge>()("clawtool/HostBridg
           const session = sessions.get(id)
           if (session !== undefined) session.level = value
           return lowestLevel()
+        }),
+      /** Session `id` sent roots/list_changed: its roots are asked again on next use (children are not told). */
+      rootsChanged: (id: string) =>
+        Effect.sync(() => {
+          const session = sessions.get(id)
+          if (session !== undefined) session.roots = undefined
         }),
       /** Runs `effect` counted as a call of session `id` in flight on `instance`. */
       inFlight: <A, E, R>(id: string, instance: string, effect: Effect.Effect<A, E, R>) =>

@@ -18,7 +18,7 @@ import * as Manifest from "./Registry/Manifest.js"
 import * as NameBudget from "./Registry/NameBudget.js"
 import type * as ToolSearch from "./Registry/ToolSearch.js"
 import type { CallOptions } from "./SourceClient.js"
-import { HostBridge, type HostPort } from "./HostBridge.js"
+import { HostBridge } from "./HostBridge.js"
 import { Secrets } from "./Secrets.js"
 import { Sources } from "./Sources.js"
 
@@ -375,36 +375,37 @@ const coreRoots = (configured: ReadonlyArray<string>, configDir: string) =>
     const fallback = yield* CoreRoots.normalize(configured.length > 0 ? configured : [startDir], configDir)
     for (const line of fallback.dropped) yield* Effect.logWarning(`config: roots: dropped ${line}`)
     const port = Option.map(yield* Effect.serviceOption(HostBridge), (bridge) => bridge.port)
-    // undefined: not asked yet; none: the host declares no roots (or lists none that exist here).
-    let fromHost: Option.Option<ReadonlyArray<string>> | undefined
-    const ask = (host: HostPort) =>
-      Effect.gen(function* () {
-        if ((yield* host.clientCapabilities).roots === undefined) return Option.none()
-        const answer = yield* host.request("", "roots/list", undefined)
-        const listed = Array.isArray(answer.roots) ? (answer.roots as ReadonlyArray<unknown>) : []
-        const uris = listed.flatMap((root) =>
-          typeof root === "object" && root !== null && typeof (root as { uri?: unknown }).uri === "string"
-            ? [(root as { uri: string }).uri]
-            : []
-        )
-        const { roots, dropped } = yield* CoreRoots.normalize(uris, startDir)
-        for (const line of dropped) yield* Effect.logWarning(`host roots: dropped ${line}`)
-        return roots.length === 0 ? Option.none() : Option.some(roots)
+    // The host's URIs as real folders, once per answer: the bridge keeps one answer per host until its roots change.
+    const normalized = new WeakMap<ReadonlyArray<string>, ReadonlyArray<string>>()
+    const fromHost = (uris: ReadonlyArray<string>) =>
+      Effect.suspend(() => {
+        const known = normalized.get(uris)
+        if (known !== undefined) return Effect.succeed(known)
+        return Effect.gen(function* () {
+          const { roots, dropped } = yield* CoreRoots.normalize(uris, startDir)
+          for (const line of dropped) yield* Effect.logWarning(`host roots: dropped ${line}`)
+          // A host that lists no root that exists here: the configured roots.
+          const used = roots.length === 0 ? fallback.roots : roots
+          normalized.set(uris, used)
+          return used
+        })
       })
-    const current: Effect.Effect<ReadonlyArray<string>> = Effect.suspend(() => {
-      if (Option.isNone(port)) return Effect.succeed(fallback.roots)
-      if (fromHost !== undefined) return Effect.succeed(Option.getOrElse(fromHost, () => fallback.roots))
-      return ask(port.value).pipe(
-        Effect.tap((answer) => Effect.sync(() => (fromHost = answer))),
-        Effect.map(Option.getOrElse(() => fallback.roots)),
-        // Not cached: the next call asks again.
-        Effect.catchAll((error) =>
-          Effect.as(
-            Effect.logWarning(`roots/list failed (${error.detail}); using the configured roots`),
-            fallback.roots
+    const current: Effect.Effect<ReadonlyArray<string>> = Option.match(port, {
+      onNone: () => Effect.succeed(fallback.roots),
+      onSome: (host) =>
+        host.callerRoots.pipe(
+          Effect.flatMap(Option.match({ onNone: () => Effect.succeed(fallback.roots), onSome: fromHost })),
+          // Not kept: the next call asks again.
+          Effect.catchAll((error) =>
+            Effect.as(
+              Effect.logWarning(`roots/list failed (${error.detail}); using the configured roots`),
+              fallback.roots
+            )
           )
         )
-      )
     })
-    return { current, invalidate: Effect.sync(() => (fromHost = undefined)) } as const
+    return {
+      current,
+      invalidate: Option.match(port, { onNone: () => Effect.void, onSome: (host) => host.forgetRoots })
+    } as const
   })

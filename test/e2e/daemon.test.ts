@@ -3,15 +3,17 @@ import type { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import {
   CallToolResultSchema,
   CreateMessageRequestSchema,
+  ListRootsRequestSchema,
   LoggingMessageNotificationSchema,
   ResourceUpdatedNotificationSchema
 } from "@modelcontextprotocol/sdk/types.js"
 import { Effect } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
+import { pathToFileURL } from "node:url"
 import { ensureBuilt, exitOf, runCli, writeConfig } from "../lib/cli.js"
 import { callTool, httpClient, initializeBody, messagesOf, rawRequest, startDaemon, textOf } from "../lib/daemon.js"
-import { eventually, isAlive, stubCommand, tempDir } from "../lib/sources.js"
+import { eventually, isAlive, pollUntil, stubCommand, tempDir } from "../lib/sources.js"
 import { startHttpFixture } from "../fixtures/http-server.js"
 
 beforeAll(ensureBuilt, 120_000)
@@ -474,5 +476,55 @@ describe("clawtool serve --listen (built CLI, SDK streamable HTTP clients as hos
         yield* eventually(() => !isAlive(pid!), 10_000, "the child to be gone")
       }),
     60_000
+  )
+
+  it.scopedLive(
+    "clawtool's own file tools use the calling session's roots, never another session's, asked again after its roots/list_changed",
+    () =>
+      Effect.gen(function* () {
+        const dir = tempDir()
+        const folders = Object.fromEntries(
+          ["a", "b", "c"].map((name) => {
+            const folder = path.join(dir, name)
+            fs.mkdirSync(folder)
+            fs.writeFileSync(path.join(folder, `${name}.txt`), `in ${name}\n`)
+            return [name, fs.realpathSync(folder)]
+          })
+        ) as Record<"a" | "b" | "c", string>
+        // The config's roots are c: the fallback for a session that declares no roots.
+        const daemon = yield* startDaemon(writeConfig(`roots = [${JSON.stringify(folders.c)}]\n`))
+        const withRoots = (roots: { dirs: ReadonlyArray<string> }) => ({
+          capabilities: { roots: { listChanged: true } },
+          setup: (client: Client) =>
+            client.setRequestHandler(ListRootsRequestSchema, () => ({
+              roots: roots.dirs.map((folder) => ({ uri: pathToFileURL(folder).href }))
+            }))
+        })
+        const rootsA = { dirs: [folders.a] }
+        const a = yield* httpClient(daemon.url, withRoots(rootsA))
+        const b = yield* httpClient(daemon.url, withRoots({ dirs: [folders.b] }))
+        const c = yield* httpClient(daemon.url)
+        const reads = (client: Client, name: "a" | "b" | "c") =>
+          Effect.map(callTool(client, "Read", { file_path: path.join(folders[name], `${name}.txt`) }), (result) =>
+            result.isError === true ? "refused" : textOf(result).includes(`in ${name}`) ? "read" : textOf(result)
+          )
+        const table = (client: Client) =>
+          Effect.all({ a: reads(client, "a"), b: reads(client, "b"), c: reads(client, "c") }, { concurrency: 3 })
+        // All three at once: each call is answered under its own session's roots.
+        const [fromA, fromB, fromC] = yield* Effect.all([table(a.client), table(b.client), table(c.client)], {
+          concurrency: "unbounded"
+        })
+        assert.deepStrictEqual(fromA, { a: "read", b: "refused", c: "refused" })
+        assert.deepStrictEqual(fromB, { a: "refused", b: "read", c: "refused" })
+        assert.deepStrictEqual(fromC, { a: "refused", b: "refused", c: "read" })
+
+        // A moves to b and says so: A's next calls see b; B is unchanged.
+        rootsA.dirs = [folders.b]
+        yield* Effect.promise(() => a.client.sendRootsListChanged())
+        yield* pollUntil(reads(a.client, "b"), (outcome) => outcome === "read", "session A on its new roots", 10_000)
+        assert.deepStrictEqual(yield* table(a.client), { a: "refused", b: "read", c: "refused" })
+        assert.deepStrictEqual(yield* table(b.client), { a: "refused", b: "read", c: "refused" })
+      }),
+    120_000
   )
 })
