@@ -260,7 +260,7 @@ export class Gateway extends Effect.Service<Gateway>()("clawtool/Gateway", {
               ? counted
               : Effect.tap(counted, (result) => {
                   const taskId = (result as { task?: { taskId?: unknown } }).task?.taskId
-                  const route = SurfaceRoutes.routeTaskId(taskId)
+                  const route = registry.forward.routeTask(taskId)
                   return typeof taskId === "string" && Either.isRight(route)
                     ? daemon.ownTask(daemonId!, route.right.instance, route.right.taskId)
                     : Effect.void
@@ -290,6 +290,42 @@ export class Gateway extends Effect.Service<Gateway>()("clawtool/Gateway", {
               extra.signal
             )
           }
+
+        /**
+         * Tasks are a session's own in the daemon (children are shared): a session lists, reads, awaits and cancels only
+         * the tasks its calls created; another session's task id is unknown to it (-32602, as a child answers). Not in
+         * stateless mode, where no request outlives its session.
+         */
+        const isolated = daemon !== undefined && options.stateless !== true
+        const owns = (taskId: unknown) =>
+          Either.match(registry.forward.routeTask(taskId), {
+            // Not a task id clawtool can route: the forwarded request says so itself.
+            onLeft: () => Effect.succeed(true),
+            onRight: (route) => daemon!.ownsTask(daemonId!, route.instance, route.taskId)
+          })
+        const ownTask = (params: JsonObject, then: Effect.Effect<JsonObject, RpcError>) =>
+          !isolated
+            ? then
+            : Effect.flatMap(owns(params.taskId), (owned) =>
+                owned
+                  ? then
+                  : Effect.fail(
+                      new RpcError({
+                        reason: "InvalidParams",
+                        code: ErrorCode.InvalidParams,
+                        detail: `no task ${JSON.stringify(params.taskId)} in this session`
+                      })
+                    )
+              )
+        const ownTasks = (all: Effect.Effect<{ readonly tasks: ReadonlyArray<JsonObject> }, RpcError>) =>
+          !isolated
+            ? all
+            : Effect.flatMap(all, ({ tasks }) =>
+                Effect.map(
+                  Effect.filter(tasks, (task) => owns(task.taskId)),
+                  (own) => ({ tasks: own })
+                )
+              )
 
         /** A list waits like tools/list, and what it answers is what the host has seen of its kind. */
         const surfaceList = <A extends JsonObject>(kind: "resources" | "prompts", answer: (surface: Surface) => A) =>
@@ -379,10 +415,12 @@ export class Gateway extends Effect.Service<Gateway>()("clawtool/Gateway", {
           ),
           "prompts/get": forward("prompts/get", (params, options) => forwardTo.getPrompt(params, options)),
           "completion/complete": forward("completion/complete", (params) => forwardTo.complete(params)),
-          "tasks/get": forward("tasks/get", (params) => forwardTo.getTask(params)),
-          "tasks/result": forward("tasks/result", (params, options) => forwardTo.taskResult(params, options)),
-          "tasks/list": forward("tasks/list", () => forwardTo.listTasks),
-          "tasks/cancel": forward("tasks/cancel", (params) => forwardTo.cancelTask(params)),
+          "tasks/get": forward("tasks/get", (params) => ownTask(params, forwardTo.getTask(params))),
+          "tasks/result": forward("tasks/result", (params, options) =>
+            ownTask(params, forwardTo.taskResult(params, options))
+          ),
+          "tasks/list": forward("tasks/list", () => ownTasks(forwardTo.listTasks)),
+          "tasks/cancel": forward("tasks/cancel", (params) => ownTask(params, forwardTo.cancelTask(params))),
           "logging/setLevel": setLevel
         }
         for (const [method, handler] of Object.entries(handlers)) {

@@ -373,6 +373,9 @@ export class HostBridge extends Effect.Service<HostBridge>()("clawtool/HostBridg
           else subscribers.delete(key)
           return on ? count === 1 : count === 0
         }),
+      /** Whether session `id` created task `taskId` (the child's id) on `instance`. */
+      ownsTask: (id: string, instance: string, taskId: string) =>
+        Effect.sync(() => taskOwners.get(subscriptionKey(instance, taskId)) === id),
       /** Session `id` created task `taskId` (the child's id) on `instance`. */
       ownTask: (id: string, instance: string, taskId: string) =>
         Effect.sync(() => void taskOwners.set(subscriptionKey(instance, taskId), id)),

@@ -3,6 +3,9 @@ import type { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import {
   CallToolResultSchema,
   CreateMessageRequestSchema,
+  CreateTaskResultSchema,
+  GetTaskResultSchema,
+  ListTasksResultSchema,
   ListRootsRequestSchema,
   LoggingMessageNotificationSchema,
   ResourceUpdatedNotificationSchema
@@ -13,7 +16,7 @@ import * as path from "node:path"
 import { pathToFileURL } from "node:url"
 import { ensureBuilt, exitOf, runCli, writeConfig } from "../lib/cli.js"
 import { callTool, httpClient, initializeBody, messagesOf, rawRequest, startDaemon, textOf } from "../lib/daemon.js"
-import { eventually, isAlive, pollUntil, stubCommand, tempDir } from "../lib/sources.js"
+import { eventually, isAlive, pollUntil, root, stubCommand, tempDir } from "../lib/sources.js"
 import { startHttpFixture } from "../fixtures/http-server.js"
 
 beforeAll(ensureBuilt, 120_000)
@@ -526,5 +529,56 @@ describe("clawtool serve --listen (built CLI, SDK streamable HTTP clients as hos
         assert.deepStrictEqual(yield* table(b.client), { a: "refused", b: "read", c: "refused" })
       }),
     120_000
+  )
+
+  it.scopedLive(
+    "tasks are a session's own: another session cannot list, read or cancel them (a prefixed source's ids route back)",
+    () =>
+      Effect.gen(function* () {
+        const late = path.join(root, "test/fixtures/late-server.mjs")
+        const daemon = yield* startDaemon(
+          writeConfig(
+            `[sources.late]\ncommand = ${JSON.stringify([process.execPath, late, "--tasks"])}\nprefix = "lt"\n`
+          )
+        )
+        const [a, b] = yield* Effect.all([httpClient(daemon.url), httpClient(daemon.url)])
+        const create = (client: Client) =>
+          Effect.promise(() =>
+            client.request(
+              { method: "tools/call", params: { name: "lt__hello", arguments: {}, task: { ttl: 60_000 } } },
+              CreateTaskResultSchema
+            )
+          ).pipe(Effect.map((created) => created.task.taskId))
+        const list = (client: Client) =>
+          Effect.promise(() => client.request({ method: "tasks/list", params: {} }, ListTasksResultSchema)).pipe(
+            Effect.map(({ tasks }) => tasks.map((task) => task.taskId))
+          )
+        const get = (client: Client, taskId: string) =>
+          Effect.promise(() =>
+            client
+              .request({ method: "tasks/get", params: { taskId } }, GetTaskResultSchema)
+              .then((task) => task.status as string)
+              .catch((error: { code?: number }) => `error ${error.code}`)
+          )
+        const ofA = yield* create(a.client)
+        const ofB = yield* create(b.client)
+        assert.deepStrictEqual([ofA, ofB], ["lt__task-1", "lt__task-2"])
+        // The child lists both; each session sees its own.
+        assert.deepStrictEqual(yield* list(a.client), [ofA])
+        assert.deepStrictEqual(yield* list(b.client), [ofB])
+        assert.deepStrictEqual(
+          [yield* get(a.client, ofA), yield* get(b.client, ofA), yield* get(b.client, ofB)],
+          ["working", "error -32602", "working"]
+        )
+        const cancelled = yield* Effect.promise(() =>
+          b.client
+            .request({ method: "tasks/cancel", params: { taskId: ofA } }, GetTaskResultSchema)
+            .then(() => "cancelled")
+            .catch((error: { code?: number }) => `error ${error.code}`)
+        )
+        assert.strictEqual(cancelled, "error -32602")
+        assert.strictEqual(yield* get(a.client, ofA), "working")
+      }),
+    60_000
   )
 })

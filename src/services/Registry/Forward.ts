@@ -281,7 +281,11 @@ export const make = (
       ? params
       : { ...params, _meta: S.mapRelatedTask(params._meta, (taskId) => S.hostTaskId(instance, taskId, prefixes)) }
 
+  /** A host task id → its instance and the child's own id, under the live prefixes. */
+  const routeTask = (taskId: unknown) => S.routeTaskId(taskId, prefixes)
+
   return {
+    routeTask,
     readResource,
     subscription,
     getPrompt,
