@@ -2,11 +2,12 @@ import { assert, describe, it } from "@effect/vitest"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
 import { Effect } from "effect"
+import { spawnSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { AuthRequired } from "../src/services/OAuth/Errors.js"
 import { login } from "../src/services/OAuth/Login.js"
-import { SourceOAuthProvider } from "../src/services/OAuth/Provider.js"
+import { SourceOAuthProvider, takeFileLock } from "../src/services/OAuth/Provider.js"
 import * as Store from "../src/services/OAuth/Store.js"
 import { type OAuthServer, startOAuthServer } from "./fixtures/oauth-server.js"
 import { root, tempDir } from "./lib/sources.js"
@@ -210,6 +211,52 @@ describe("OAuth provider against an SDK authorization server", () => {
       const moved = await Store.load(dir, "linear", "https://b.example/mcp")
       assert.isUndefined(moved.issuer)
       assert.deepStrictEqual(moved.grants, {})
+    })
+  )
+})
+
+describe("the token store's lock file (one flow at a time across clawtool processes)", () => {
+  it.live("a second taker waits for the release; the file is gone after it", () =>
+    Effect.gen(function* () {
+      const file = path.join(tempDir(), "oauth", "src.json.lock")
+      const first = yield* Effect.promise(() => takeFileLock(file))
+      assert.isDefined(first)
+      assert.strictEqual((fs.statSync(file).mode & 0o777).toString(8), "600")
+      let second = false
+      const waiting = takeFileLock(file).then((release) => {
+        second = true
+        return release
+      })
+      yield* Effect.sleep("150 millis")
+      assert.isFalse(second, "the lock is held")
+      yield* Effect.promise(() => first!())
+      const release = yield* Effect.promise(() => waiting)
+      assert.isTrue(second)
+      yield* Effect.promise(() => release!())
+      assert.isFalse(fs.existsSync(file))
+    })
+  )
+
+  it.live("a lock left by a process that is gone, or older than the fail-safe, is broken at once", () =>
+    Effect.gen(function* () {
+      const dir = tempDir()
+      const file = path.join(dir, "src.json.lock")
+      // A pid that is not running: a child that has exited.
+      const gone = spawnSync(process.execPath, ["-e", "0"]).pid!
+      fs.writeFileSync(file, `${gone} deadbeef`)
+      const started = Date.now()
+      const release = yield* Effect.promise(() => takeFileLock(file))
+      assert.isBelow(Date.now() - started, 5_000)
+      assert.notInclude(fs.readFileSync(file, "utf8"), "deadbeef")
+      yield* Effect.promise(() => release!())
+
+      // This very process holds it, but for far longer than any flow: stale too.
+      fs.writeFileSync(file, `${process.pid} cafe`)
+      const old = new Date(Date.now() - 60_000)
+      fs.utimesSync(file, old, old)
+      const again = yield* Effect.promise(() => takeFileLock(file))
+      assert.notInclude(fs.readFileSync(file, "utf8"), "cafe")
+      yield* Effect.promise(() => again!())
     })
   )
 })

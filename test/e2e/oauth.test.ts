@@ -224,6 +224,48 @@ describe("clawtool auth (built CLI) against an OAuth authorization server starte
     })
   )
 
+  it.scopedLive(
+    "two serve processes sharing the token store (two host windows) refresh once between them: the rotating token survives",
+    () =>
+      Effect.gen(function* () {
+        const server = yield* Effect.acquireRelease(
+          Effect.promise(() => startOAuthServer({ accessTtl: 4 })),
+          (server) => Effect.promise(() => server.close())
+        )
+        const work = tempDir("clawtool-oauth-")
+        const state = path.join(work, "state")
+        const trap = trapBrowser(work)
+        const config = writeConfig(`
+          [sources.linear]
+          url = ${JSON.stringify(server.mcpUrl)}
+          oauth = true
+        `)
+        const background = { CLAWTOOL_STATE_DIR: state, BROWSER: trap.script }
+        const login = yield* cli(["auth", "login", "linear", "--config", config], {
+          CLAWTOOL_STATE_DIR: state,
+          BROWSER: browser
+        })
+        assert.strictEqual(login.code, 0, login.stderr)
+        const hosts = yield* Effect.all([serveWith(config, background), serveWith(config, background)])
+        const call = (client: (typeof hosts)[number]) =>
+          Effect.promise(() => client.callTool({ name: "linear__whoami", arguments: {} })).pipe(
+            Effect.map((result) => JSON.stringify(result.content))
+          )
+        for (const client of hosts) assert.include(yield* call(client), "client:")
+        const refreshes = server.counters.refreshes
+        // Past 80 % of the token's 4 s: both processes find it due at once.
+        yield* Effect.sleep("3400 millis")
+        const results = yield* Effect.all(
+          hosts.flatMap((client) => Array.from({ length: 5 }, () => call(client))),
+          { concurrency: "unbounded" }
+        )
+        assert.strictEqual(results.filter((text) => text.includes("client:")).length, 10, results.join("\n"))
+        assert.strictEqual(server.counters.refreshReuse, 0, "a rotated refresh token was presented again")
+        assert.strictEqual(server.counters.refreshes - refreshes, 1)
+        assert.isFalse(fs.existsSync(trap.marker))
+      })
+  )
+
   it.live("--help of the auth commands: full usage, an example, no filler", () =>
     Effect.gen(function* () {
       for (const command of [["auth"], ["auth", "login"], ["auth", "status"], ["auth", "logout"]]) {

@@ -8,7 +8,8 @@
  * - access tokens are refreshed before they expire (at 80 % of `expires_in`), single-flight per source: however many
  *   requests ask for a token meanwhile, one refresh runs and they all get its result;
  * - the SDK's own flows (run by the transport on a 401) are serialized per source, so a rotating refresh token is never
- *   presented twice (the second use would revoke the grant).
+ *   presented twice (the second use would revoke the grant) — across processes too: every host window runs its own
+ *   clawtool over the one token store, so a flow also holds a lock file beside the token file.
  */
 import { auth, type OAuthClientProvider, type OAuthDiscoveryState } from "@modelcontextprotocol/sdk/client/auth.js"
 import type {
@@ -17,6 +18,8 @@ import type {
   OAuthTokens
 } from "@modelcontextprotocol/sdk/shared/auth.js"
 import { randomBytes } from "node:crypto"
+import * as Fs from "node:fs/promises"
+import * as Path from "node:path"
 import { AuthRequired } from "./Errors.js"
 import * as Store from "./Store.js"
 
@@ -70,6 +73,59 @@ const sharedOf = (dir: string, instance: string): Shared => {
 
 /** An SDK flow that ends without calling back (a network error inside auth()) frees the lock after this long. */
 const lockFailSafeMs = 15_000
+
+/**
+ * The cross-process side of a source's lock: `<token file>.lock`, created exclusively (mode 0600) with this process's
+ * pid and a nonce, removed by its holder. A lock whose process is gone, or older than the fail-safe, is stale and broken
+ * (a clawtool killed in the middle of a refresh); waiting polls every 25 ms. A lock that cannot be taken for another
+ * reason (a read-only state folder) is not waited for: the in-process lock still holds.
+ */
+const lockPollMs = 25
+const alive = (pid: number) => {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch (cause) {
+    return (cause as NodeJS.ErrnoException).code === "EPERM"
+  }
+}
+export const takeFileLock = async (file: string): Promise<(() => Promise<void>) | undefined> => {
+  const mine = `${process.pid} ${randomBytes(8).toString("hex")}`
+  await Fs.mkdir(Path.dirname(file), { recursive: true, mode: 0o700 }).catch(() => undefined)
+  for (;;) {
+    try {
+      await Fs.writeFile(file, mine, { flag: "wx", mode: 0o600 })
+      // Removed only while it is still ours (a fail-safe elsewhere may have broken it meanwhile).
+      return async () => {
+        if ((await Fs.readFile(file, "utf8").catch(() => undefined)) === mine) await Fs.rm(file, { force: true })
+      }
+    } catch (cause) {
+      if ((cause as NodeJS.ErrnoException).code !== "EEXIST") return undefined
+    }
+    const [held, stat] = await Promise.all([
+      Fs.readFile(file, "utf8").catch(() => undefined),
+      Fs.stat(file).catch(() => undefined)
+    ])
+    const pid = Number(held?.split(" ")[0])
+    const stale =
+      held !== undefined &&
+      stat !== undefined &&
+      ((Number.isInteger(pid) && pid > 0 && !alive(pid)) || Date.now() - stat.mtimeMs > lockFailSafeMs)
+    // Broken by renaming it away first: of several waiters that found it stale, one moves it, the others find it gone.
+    if (stale) {
+      const aside = `${file}.${process.pid}.stale`
+      if (
+        await Fs.rename(file, aside).then(
+          () => true,
+          () => false
+        )
+      )
+        await Fs.rm(aside, { force: true })
+      continue
+    }
+    await new Promise((resume) => setTimeout(resume, lockPollMs))
+  }
+}
 
 /** Placeholder redirect of background providers: never registered, never listened on (they never start a flow). */
 const backgroundRedirect = "http://127.0.0.1/callback"
@@ -280,17 +336,20 @@ export class SourceOAuthProvider implements OAuthClientProvider {
     while (this.shared.held !== undefined) await this.shared.held
     let resolve!: () => void
     const held = new Promise<void>((done) => (resolve = done))
+    // Taken now, so no other flow of this process starts while this one waits for another process's lock.
+    this.shared.held = held
+    const dropFile = await takeFileLock(`${Store.fileOf(this.options.dir, this.options.instance)}.lock`)
     const release = () => {
       clearTimeout(timer)
       if (this.shared.held === held) {
         this.shared.held = undefined
         this.shared.release = undefined
       }
+      void dropFile?.().catch(() => undefined)
       resolve()
     }
     const timer = setTimeout(release, lockFailSafeMs)
     timer.unref()
-    this.shared.held = held
     this.shared.release = release
   }
 
