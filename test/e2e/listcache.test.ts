@@ -97,18 +97,25 @@ const coldSession = (config: string, cacheDir: string) =>
     })
   )
 
+/** One source (list_wait and startup_timeout 60 s) that ran late-server with `flags` once: its cache entry is written. */
+const warmed = (...flags: ReadonlyArray<string>) =>
+  Effect.gen(function* () {
+    const cacheDir = path.join(tempDir(), "cache")
+    const source = switchable()
+    const config = writeConfig(
+      `list_wait = "60s"\n[sources.src]\ncommand = ${source.command}\nstartup_timeout = "60s"\n`
+    )
+    source.run(lateServer, ...flags)
+    const cold = yield* coldSession(config, cacheDir)
+    return { cacheDir, source, config, cold }
+  })
+
 describe("persisted resources, templates and prompts (built CLI, SDK client as the host)", () => {
   it.live(
     "warm: a source hanging in initialize lists its cached resources, templates and prompts at once; a read waits",
     () =>
       Effect.gen(function* () {
-        const cacheDir = path.join(tempDir(), "cache")
-        const source = switchable()
-        const config = writeConfig(
-          `list_wait = "60s"\n[sources.src]\ncommand = ${source.command}\nstartup_timeout = "60s"\n`
-        )
-        source.run(lateServer)
-        const cold = yield* coldSession(config, cacheDir)
+        const { cacheDir, source, config, cold } = yield* warmed()
         assert.deepStrictEqual(cold.resources, [{ uri: "late://info", name: "src__info" }])
         assert.deepStrictEqual(cold.templates, [{ uriTemplate: "late://items/{id}", name: "src__item" }])
         assert.deepStrictEqual(cold.prompts, [{ name: "src__greet", arguments: [{ name: "who" }] }])
@@ -160,13 +167,7 @@ describe("persisted resources, templates and prompts (built CLI, SDK client as t
     "a source with resources and prompts but no tools serves its cached lists while its child hangs in initialize",
     () =>
       Effect.gen(function* () {
-        const cacheDir = path.join(tempDir(), "cache")
-        const source = switchable()
-        const config = writeConfig(
-          `list_wait = "60s"\n[sources.src]\ncommand = ${source.command}\nstartup_timeout = "60s"\n`
-        )
-        source.run(lateServer, "--no-tools")
-        const cold = yield* coldSession(config, cacheDir)
+        const { cacheDir, source, config, cold } = yield* warmed("--no-tools")
         assert.isFalse(cold.tools.some((name) => name.startsWith("src__")))
         assert.deepStrictEqual(cold.resources, [{ uri: "late://info", name: "src__info" }])
 

@@ -86,24 +86,44 @@ const healthJson = (config: string, env: Record<string, string>) =>
     return { ...result, row: rows.find((row) => row.name === "linear")! }
   })
 
+/**
+ * An OAuth server with 4 s access tokens and rotating refresh tokens, and a config with one `oauth` source "linear" on
+ * it; `background` is the env of serve and health (a browser trap that records any attempt to open one).
+ */
+const oauthSource = Effect.gen(function* () {
+  const server = yield* Effect.acquireRelease(
+    Effect.promise(() => startOAuthServer({ accessTtl: 4 })),
+    (server) => Effect.promise(() => server.close())
+  )
+  const work = tempDir("clawtool-oauth-")
+  const state = path.join(work, "state")
+  const trap = trapBrowser(work)
+  const config = writeConfig(`
+    [sources.linear]
+    url = ${JSON.stringify(server.mcpUrl)}
+    oauth = true
+  `)
+  const background = { CLAWTOOL_STATE_DIR: state, BROWSER: trap.script }
+  return { server, work, state, trap, config, background }
+})
+
+/** The same, with a grant stored by `clawtool auth login` (scripted browser). */
+const loggedIn = Effect.gen(function* () {
+  const source = yield* oauthSource
+  const login = yield* cli(["auth", "login", "linear", "--config", source.config], {
+    CLAWTOOL_STATE_DIR: source.state,
+    BROWSER: browser
+  })
+  assert.strictEqual(login.code, 0, login.stderr)
+  return source
+})
+
 describe("clawtool auth (built CLI) against an OAuth authorization server started by the test", () => {
   it.scopedLive(
     "login with a scripted browser, 0600 tokens, status without tokens, a call with the stored grant, one refresh under 10 concurrent calls, logout",
     () =>
       Effect.gen(function* () {
-        const server = yield* Effect.acquireRelease(
-          Effect.promise(() => startOAuthServer({ accessTtl: 4 })),
-          (server) => Effect.promise(() => server.close())
-        )
-        const work = tempDir("clawtool-oauth-")
-        const state = path.join(work, "state")
-        const trap = trapBrowser(work)
-        const config = writeConfig(`
-          [sources.linear]
-          url = ${JSON.stringify(server.mcpUrl)}
-          oauth = true
-        `)
-        const background = { CLAWTOOL_STATE_DIR: state, BROWSER: trap.script }
+        const { server, work, state, trap, config, background } = yield* oauthSource
 
         // Before any login: unauthenticated, with the exact command, and no browser, no registration.
         const before = yield* healthJson(config, background)
@@ -179,29 +199,10 @@ describe("clawtool auth (built CLI) against an OAuth authorization server starte
     120_000
   )
 
-  // The same flow through `clawtool serve`, as the host sees it. Needs remote connections (branch remote,
-  // src/services/SourceClient/Remote.ts), a stub on this branch: it passed on a trial merge with remote at 945fd54;
-  // the merger drops `.skip`.
+  // The same flow through `clawtool serve`, as the host sees it.
   it.scopedLive("serve calls an OAuth source with the CLI's grant, refreshes once under 10 concurrent calls", () =>
     Effect.gen(function* () {
-      const server = yield* Effect.acquireRelease(
-        Effect.promise(() => startOAuthServer({ accessTtl: 4 })),
-        (server) => Effect.promise(() => server.close())
-      )
-      const work = tempDir("clawtool-oauth-")
-      const state = path.join(work, "state")
-      const trap = trapBrowser(work)
-      const config = writeConfig(`
-        [sources.linear]
-        url = ${JSON.stringify(server.mcpUrl)}
-        oauth = true
-      `)
-      const background = { CLAWTOOL_STATE_DIR: state, BROWSER: trap.script }
-      const login = yield* cli(["auth", "login", "linear", "--config", config], {
-        CLAWTOOL_STATE_DIR: state,
-        BROWSER: browser
-      })
-      assert.strictEqual(login.code, 0, login.stderr)
+      const { server, config, background, trap } = yield* loggedIn
       const client = yield* serveWith(config, background)
       const call = () =>
         Effect.promise(() => client.callTool({ name: "linear__whoami", arguments: {} })).pipe(
@@ -228,24 +229,7 @@ describe("clawtool auth (built CLI) against an OAuth authorization server starte
     "two serve processes sharing the token store (two host windows) refresh once between them: the rotating token survives",
     () =>
       Effect.gen(function* () {
-        const server = yield* Effect.acquireRelease(
-          Effect.promise(() => startOAuthServer({ accessTtl: 4 })),
-          (server) => Effect.promise(() => server.close())
-        )
-        const work = tempDir("clawtool-oauth-")
-        const state = path.join(work, "state")
-        const trap = trapBrowser(work)
-        const config = writeConfig(`
-          [sources.linear]
-          url = ${JSON.stringify(server.mcpUrl)}
-          oauth = true
-        `)
-        const background = { CLAWTOOL_STATE_DIR: state, BROWSER: trap.script }
-        const login = yield* cli(["auth", "login", "linear", "--config", config], {
-          CLAWTOOL_STATE_DIR: state,
-          BROWSER: browser
-        })
-        assert.strictEqual(login.code, 0, login.stderr)
+        const { server, config, background, trap } = yield* loggedIn
         const hosts = yield* Effect.all([serveWith(config, background), serveWith(config, background)])
         const call = (client: (typeof hosts)[number]) =>
           Effect.promise(() => client.callTool({ name: "linear__whoami", arguments: {} })).pipe(
