@@ -119,6 +119,29 @@ const versionPlugin = {
   }
 }
 
+/**
+ * prettier (json-schema-to-typescript's formatter) lazy-loads a plugin per language; `tools export-typescript` formats
+ * TypeScript only (parser "typescript", embedded formatting off), which needs the typescript and estree plugins. The
+ * others (flow, babel, html, markdown, css, yaml, …: ~4.5 MiB) are left out of the package; one loaded by mistake says so.
+ */
+const prettierPlugins = new Set(["typescript", "estree"])
+const prettierOnlyTypeScript = {
+  name: "clawtool-prettier-typescript-only",
+  setup(build) {
+    build.onResolve({ filter: /^\.\/plugins\/[\w-]+\.mjs$/ }, (args) => {
+      const name = /plugins\/([\w-]+)\.mjs$/.exec(args.path)[1]
+      return args.importer.includes(`${Path.sep}node_modules${Path.sep}prettier${Path.sep}`) &&
+        !prettierPlugins.has(name)
+        ? { path: name, namespace: "prettier-left-out" }
+        : undefined
+    })
+    build.onLoad({ filter: /.*/, namespace: "prettier-left-out" }, (args) => ({
+      contents: `throw new Error(${JSON.stringify(`clawtool: prettier's ${args.path} plugin is not bundled (only TypeScript is formatted)`)})`,
+      loader: "js"
+    }))
+  }
+}
+
 const result = await esbuild.build({
   entryPoints: { main: Path.join(root, "src", "main.ts") },
   outdir: Path.join(root, "dist"),
@@ -131,7 +154,7 @@ const result = await esbuild.build({
   platform: "node",
   format: "esm",
   target: "node20",
-  plugins: [versionPlugin, deepImportsPlugin, noAjvPlugin, jsonSchemaToTypeScriptPlugin],
+  plugins: [versionPlugin, deepImportsPlugin, noAjvPlugin, jsonSchemaToTypeScriptPlugin, prettierOnlyTypeScript],
   // CommonJS dependencies (ajv, …) call require() for Node built-ins, which an ES module does not have.
   banner: {
     js: 'import { createRequire as __clawtoolCreateRequire } from "node:module"; const require = __clawtoolCreateRequire(import.meta.url);'

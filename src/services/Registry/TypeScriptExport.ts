@@ -40,7 +40,8 @@ const compileOptions: Partial<CompileOptions> = {
   strictIndexSignatures: true,
   declareExternallyReferenced: true,
   format: true,
-  style: { printWidth: 120, semi: false, singleQuote: false, trailingComma: "none" },
+  // Embedded formatting off: the bin bundles prettier's TypeScript plugins only (scripts/bundle.mjs).
+  style: { printWidth: 120, semi: false, singleQuote: false, trailingComma: "none", embeddedLanguageFormatting: "off" },
   // Never fetch or read a `$ref` outside the schema itself.
   $refOptions: { resolve: { external: false } } as CompileOptions["$refOptions"]
 }
