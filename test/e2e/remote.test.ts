@@ -1,6 +1,9 @@
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js"
-import { ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js"
+import {
+  ResourceUpdatedNotificationSchema,
+  ToolListChangedNotificationSchema
+} from "@modelcontextprotocol/sdk/types.js"
 import { Effect } from "effect"
 import { execFile, spawn, type ChildProcess } from "node:child_process"
 import * as fs from "node:fs"
@@ -257,6 +260,42 @@ describe("remote sources (streamable HTTP, SSE) through clawtool serve", () => {
           assert.isUndefined(result.isError)
           assert.strictEqual(text(result), "echo:b")
           assert.isAbove(server.initializations(), before)
+        })
+      ),
+    60_000
+  )
+
+  it.live(
+    "after a renewal (404) the new session gets the host's log level and resource subscriptions again",
+    () =>
+      Effect.scoped(
+        Effect.gen(function* () {
+          const server = yield* fixture("stateful")
+          const client = yield* serveClient(writeConfig(`[sources.web]\nurl = "${server.url}"\n`))
+          const updated: Array<string> = []
+          client.setNotificationHandler(ResourceUpdatedNotificationSchema, (note) => void updated.push(note.params.uri))
+          yield* Effect.promise(() => client.setLoggingLevel("debug"))
+          yield* Effect.promise(() => client.subscribeResource({ uri: "fixture://hello" }))
+          const count = (line: string) => server.stateRequests.filter((request) => request === line).length
+          yield* eventually(async () => {
+            if (count("level debug") !== 1 || count("subscribe fixture://hello") !== 1) {
+              throw new Error(`not set yet: ${server.stateRequests.join(", ")}`)
+            }
+          })
+          yield* Effect.promise(() => server.expireSessions())
+          const result = yield* Effect.promise(() => client.callTool({ name: "web__echo", arguments: { text: "b" } }))
+          assert.strictEqual(text(result), "echo:b")
+          // The new session hears both again, unasked by the host.
+          yield* eventually(async () => {
+            if (count("level debug") !== 2 || count("subscribe fixture://hello") !== 2) {
+              throw new Error(`not restored: ${server.stateRequests.join(", ")}`)
+            }
+          })
+          const touched = yield* Effect.promise(() => client.callTool({ name: "web__touch", arguments: {} }))
+          assert.strictEqual(text(touched), "touched 1")
+          yield* eventually(async () => {
+            if (!updated.includes("fixture://hello")) throw new Error("no resources/updated")
+          })
         })
       ),
     60_000

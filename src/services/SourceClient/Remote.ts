@@ -12,7 +12,7 @@ import {
   type JSONRPCRequest,
   McpError
 } from "@modelcontextprotocol/sdk/types.js"
-import { Deferred, Duration, Effect, Either, Option, type Scope } from "effect"
+import { Deferred, Duration, Effect, Either, Option, Runtime, type Scope } from "effect"
 import { CallError, SourceError } from "../../domain/Errors.js"
 import { urlLabel } from "../../domain/Health.js"
 import type { CallToolRequest, CallToolResult, JsonObject } from "../../domain/Mcp.js"
@@ -112,6 +112,8 @@ class RenewingTransport implements Transport {
   private protocolVersion: string | undefined
   private renewal: Promise<void> | undefined
   private renewals = 0
+  /** Called after each renewal: the new session knows nothing of the old one's log level and subscriptions. */
+  onRenewed: (() => void) | undefined
   private closed = false
   private replay: { readonly id: string; readonly settle: (error?: Error) => void } | undefined
 
@@ -198,6 +200,7 @@ class RenewingTransport implements Transport {
     // Its GET stream and reconnection timers end here; its session is gone on the server already.
     void stale.close().catch(() => {})
     await fresh.send(this.initialized!)
+    this.onRenewed?.()
   }
 
   async close() {
@@ -316,7 +319,7 @@ export const connect = Effect.fn("SourceClient.connectRemote")(function* (spec: 
       })
       opened.onclose = chainClose(opened.onclose, () => markLost("the connection closed"))
       connected = true
-      return { client, surface, failed }
+      return { client, surface, failed, transport: opened }
     })
 
   const first: Mode = spec.transport === "sse" ? "sse" : "streamable-http"
@@ -339,6 +342,10 @@ export const connect = Effect.fn("SourceClient.connectRemote")(function* (spec: 
   const listTools = sdkListTools(client, spec.instance, failed("ListTools"))
   const tools = yield* listTools
   const members = yield* surface.start(tools, listTools)
+  if (session.transport instanceof RenewingTransport) {
+    const runtime = yield* Effect.runtime<never>()
+    session.transport.onRenewed = () => void Runtime.runFork(runtime)(members.restoreHostState)
+  }
 
   const timeoutMs =
     spec.callTimeout === undefined ? undefined : Math.min(Duration.toMillis(spec.callTimeout), noTimeout)

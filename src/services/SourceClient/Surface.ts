@@ -40,6 +40,8 @@ export interface RequestOptions {
 export interface SurfaceMembers {
   /** What clawtool declared to this child (a subset of the host's capabilities). */
   readonly clientCapabilities: JsonObject
+  /** Sends the child the host's log level and resource subscriptions again (a remote session renewed in place). */
+  readonly restoreHostState: Effect.Effect<void>
   readonly surface: Effect.Effect<LiveSurface>
   /** The current surface, then every swap (one per re-listing). */
   readonly surfaceChanges: Stream.Stream<LiveSurface>
@@ -297,22 +299,25 @@ export const install = (options: {
 
         // What the host set before this child (re)started: its log level and its resource subscriptions.
         const host = spec.host
-        if (host !== undefined) {
-          yield* Effect.gen(function* () {
-            const level = yield* host.logLevel
-            if (level !== undefined && capabilities.logging !== undefined) {
-              yield* Effect.ignore(request("logging/setLevel", { level }))
-            }
-            if (resources?.subscribe === true) {
-              for (const uri of yield* host.subscriptions(spec.instance)) {
-                yield* Effect.ignore(request("resources/subscribe", { uri }))
-              }
-            }
-          }).pipe(Effect.forkScoped)
-        }
+        const restoreHostState =
+          host === undefined
+            ? Effect.void
+            : Effect.gen(function* () {
+                const level = yield* host.logLevel
+                if (level !== undefined && capabilities.logging !== undefined) {
+                  yield* Effect.ignore(request("logging/setLevel", { level }))
+                }
+                if (resources?.subscribe === true) {
+                  for (const uri of yield* host.subscriptions(spec.instance)) {
+                    yield* Effect.ignore(request("resources/subscribe", { uri }))
+                  }
+                }
+              })
+        yield* Effect.forkScoped(restoreHostState)
 
         return {
           clientCapabilities: declared,
+          restoreHostState,
           surface: SubscriptionRef.get(live),
           surfaceChanges: live.changes,
           request,
