@@ -525,10 +525,18 @@ const authStatus = Command.make("status", { config, secrets, json }, (options) =
 const authLogout = Command.make("logout", { config, secrets, name: authInstance }, (options) =>
   Effect.gen(function* () {
     const oauth = yield* OAuth
-    const removed = yield* oauth.logout(options.name)
+    const { removed, revocation } = yield* oauth.logout(options.name)
+    const revoked =
+      revocation.kind === "revoked"
+        ? `; tokens revoked at ${revocation.endpoint}`
+        : revocation.kind === "unsupported"
+          ? "; the authorization server offers no revocation: the tokens stay valid until they expire"
+          : revocation.kind === "failed"
+            ? `; revoking the tokens failed (${revocation.detail}): they stay valid until they expire`
+            : ""
     yield* Console.log(
       removed
-        ? `logged out: ${options.name} (removed ${Store.fileOf(oauth.dir, options.name)})`
+        ? `logged out: ${options.name} (removed ${Store.fileOf(oauth.dir, options.name)}${revoked})`
         : `${options.name} had no stored tokens`
     )
   }).pipe(

@@ -60,6 +60,7 @@ describe("the bin's start path", () => {
       "node_modules/@modelcontextprotocol/sdk/dist/esm/client/streamableHttp.js",
       "src/services/OAuth/Login.ts",
       "src/services/OAuth/Provider.ts",
+      "src/services/OAuth/Revoke.ts",
       // commands other than serve, the span exporter
       "src/transport/HttpRelay.ts",
       "src/services/Registry/TypeScriptExport.ts",

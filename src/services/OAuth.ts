@@ -194,10 +194,18 @@ export class OAuth extends Effect.Service<OAuth>()("clawtool/OAuth", {
           ),
         ({ instance, url }) => statusOf(instance, url)
       ),
-      /** Forgets the source's grant (tokens and registered client); whether there was one. */
+      /**
+       * Revokes the source's tokens at the authorization server when it offers revocation (RFC 7009, best effort), then
+       * forgets the grant (tokens and registered client): whether there was one, and what the server said.
+       */
       logout: Effect.fn("OAuth.logout")(function* (instance: string) {
-        yield* oauthSource(instance)
-        return yield* Effect.tryPromise({
+        const { url, oauth } = yield* oauthSource(instance)
+        const revocation = yield* Effect.promise(async () => {
+          const record = await Store.load(dir, instance, url).catch(() => Store.emptyRecord(url))
+          const { revoke } = await import("./OAuth/Revoke.js")
+          return revoke(record, settingsOf(instance, oauth).settings)
+        })
+        const removed = yield* Effect.tryPromise({
           try: () => Store.remove(dir, instance),
           catch: (error) =>
             new OAuthError({
@@ -206,6 +214,7 @@ export class OAuth extends Effect.Service<OAuth>()("clawtool/OAuth", {
               detail: `cannot remove ${Store.fileOf(dir, instance)} (${error instanceof Error ? error.message : String(error)})`
             })
         })
+        return { removed, revocation }
       })
     }
   }),

@@ -184,9 +184,11 @@ describe("clawtool auth (built CLI) against an OAuth authorization server starte
         assert.strictEqual(server.counters.refreshes - refreshes, 1)
         assert.strictEqual(server.counters.refreshReuse, 0)
 
-        // Logout: the grant is gone; health says unauthenticated again.
+        // Logout: the tokens are revoked at the server (RFC 7009), the grant is gone; health says unauthenticated again.
         const logout = yield* cli(["auth", "logout", "linear", "--config", config], background)
         assert.strictEqual(logout.code, 0)
+        assert.include(logout.stdout, `tokens revoked at ${new URL(server.url).origin}`)
+        assert.deepStrictEqual(server.counters.revocations, ["refresh_token live", "access_token live"])
         assert.isFalse(fs.existsSync(tokenFile))
         const after = yield* healthJson(config, background)
         assert.strictEqual(after.row.status, "unauthenticated")
