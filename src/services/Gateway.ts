@@ -283,13 +283,45 @@ export class Gateway extends Effect.Service<Gateway>()("clawtool/Gateway", {
             const meta = isJsonObject(params._meta) ? params._meta : undefined
             const onProgress = progressFor(meta, extra)
             const forwarded = meta?.progressToken === undefined ? params : withoutProgressToken(params, meta)
+            const handled = handle(forwarded, { onProgress })
+            // In the daemon a request routed to a child counts as this session's request in flight on it, as a
+            // tools/call does: what the child asks meanwhile (sampling, elicitation) comes back to this session.
+            const counted =
+              daemon === undefined
+                ? handled
+                : Effect.flatMap(ownerOf(method, forwarded), (owner) =>
+                    Option.isNone(owner) ? handled : daemon.inFlight(daemonId!, owner.value, handled)
+                  )
             return runRpc(
-              handle(forwarded, { onProgress }).pipe(
-                Effect.withSpan(method, { kind: "server", attributes: { "mcp.method.name": method } })
-              ),
+              counted.pipe(Effect.withSpan(method, { kind: "server", attributes: { "mcp.method.name": method } })),
               extra.signal
             )
           }
+
+        /** The instance a forwarded request goes to, as the current surface routes it (none: not counted anywhere). */
+        const ownerOf = (method: string, params: JsonObject) =>
+          Effect.map(registry.surface, (surface): Option.Option<string> => {
+            const byUri = (uri: unknown): Either.Either<{ readonly instance: string }, unknown> | undefined =>
+              typeof uri !== "string"
+                ? undefined
+                : Either.orElse(SurfaceRoutes.routeUri(surface, uri), () => SurfaceRoutes.routeTemplate(surface, uri))
+            const byPrompt = (name: unknown): Either.Either<{ readonly instance: string }, unknown> | undefined =>
+              typeof name === "string" ? SurfaceRoutes.routePrompt(surface, name) : undefined
+            const ref = isJsonObject(params.ref) ? params.ref : undefined
+            const route =
+              method === "resources/read"
+                ? byUri(params.uri)
+                : method === "prompts/get"
+                  ? byPrompt(params.name)
+                  : method === "completion/complete"
+                    ? ref?.type === "ref/prompt"
+                      ? byPrompt(ref.name)
+                      : ref?.type === "ref/resource"
+                        ? byUri(ref.uri)
+                        : undefined
+                    : undefined
+            return route === undefined ? Option.none() : Option.map(Either.getRight(route), (found) => found.instance)
+          })
 
         /**
          * Tasks are a session's own in the daemon (children are shared): a session lists, reads, awaits and cancels only

@@ -272,6 +272,32 @@ describe("clawtool serve --listen (built CLI, SDK streamable HTTP clients as hos
     120_000
   )
 
+  it.scopedLive(
+    "a reverse request made while a child answers prompts/get reaches the session that asked",
+    () =>
+      Effect.gen(function* () {
+        const { config } = stubConfig(["--reverse", "--resources"])
+        const daemon = yield* startDaemon(config)
+        const answering = (name: string) => ({
+          capabilities: { sampling: {} },
+          setup: (client: Client) =>
+            client.setRequestHandler(CreateMessageRequestSchema, async () => ({
+              model: name,
+              role: "assistant" as const,
+              content: { type: "text" as const, text: `from ${name}` }
+            }))
+        })
+        const a = yield* httpClient(daemon.url, answering("A"))
+        const b = yield* httpClient(daemon.url, answering("B"))
+        const got = (client: Client) =>
+          Effect.promise(() => client.getPrompt({ name: "stub__sampled" })).pipe(
+            Effect.map((result) => (result.messages[0]?.content as { text?: string }).text)
+          )
+        assert.deepStrictEqual(yield* Effect.all([got(a.client), got(b.client)]), ["from A", "from B"])
+      }),
+    120_000
+  )
+
   it.scopedLive("the host's Authorization header never reaches a source: a remote one gets only its own headers", () =>
     Effect.gen(function* () {
       const remote = yield* Effect.acquireRelease(
