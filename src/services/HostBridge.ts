@@ -43,7 +43,20 @@ export interface HostPort {
   readonly callerRoots: Effect.Effect<Option.Option<ReadonlyArray<string>>, RpcError>
   /** The stdio host's roots changed: asked again on next use. */
   readonly forgetRoots: Effect.Effect<void>
+  /**
+   * State kept per host for clawtool's own tools (the read-before-edit ledger): one value per `key` for the stdio host,
+   * one per session in the daemon (HostSession), dropped when the session ends; `make` builds it on first use.
+   */
+  readonly perCaller: <A>(key: string, make: () => A) => Effect.Effect<A>
 }
+
+/** A `perCaller` over one store (the stdio host, or calls without a session). */
+const storeIn =
+  (store: Map<string, unknown>) =>
+  <A>(key: string, make: () => A): A => {
+    if (!store.has(key)) store.set(key, make())
+    return store.get(key) as A
+  }
 
 /**
  * The daemon session whose request this fiber serves (the Gateway sets it around tools/call): the host whose roots
@@ -112,7 +125,11 @@ export const offlinePort: HostPort = {
   logLevel: Effect.succeed(undefined),
   subscriptions: () => Effect.succeed([]),
   callerRoots: Effect.succeed(Option.none()),
-  forgetRoots: Effect.void
+  forgetRoots: Effect.void,
+  perCaller: (() => {
+    const get = storeIn(new Map())
+    return <A>(key: string, make: () => A) => Effect.sync(() => get(key, make))
+  })()
 }
 
 /** A host initializes within milliseconds of starting clawtool; one that never does must not hold children forever. */
@@ -148,6 +165,8 @@ interface SessionEntry {
   readonly subscriptions: Set<string>
   /** Its roots as last listed (clawtool's own tools); undefined until asked, and again after its roots/list_changed. */
   roots: Option.Option<ReadonlyArray<string>> | undefined
+  /** Its own state for clawtool's own tools (perCaller). */
+  readonly state: Map<string, unknown>
 }
 
 /** The `_meta` key a child's request uses to name the task it belongs to. */
@@ -207,6 +226,9 @@ export class HostBridge extends Effect.Service<HostBridge>()("clawtool/HostBridg
         }
         return yield* host.request(instance, method, params)
       })
+
+    /** perCaller's store for the stdio host (and, in the daemon, for calls that come with no session). */
+    const processState = storeIn(new Map())
 
     /** The stdio host's roots, as last listed; undefined until asked, and again after its roots/list_changed. */
     let hostRoots: Option.Option<ReadonlyArray<string>> | undefined
@@ -284,7 +306,8 @@ export class HostBridge extends Effect.Service<HostBridge>()("clawtool/HostBridg
           logLevel: Ref.get(level),
           subscriptions: (instance) => Effect.sync(() => [...(subscribed.get(instance) ?? [])]),
           callerRoots: stdioRoots,
-          forgetRoots: Effect.sync(() => (hostRoots = undefined))
+          forgetRoots: Effect.sync(() => (hostRoots = undefined)),
+          perCaller: <A>(key: string, make: () => A) => Effect.sync(() => processState(key, make))
         }
       : {
           ready: Effect.void,
@@ -309,7 +332,12 @@ export class HostBridge extends Effect.Service<HostBridge>()("clawtool/HostBridg
             )
           }),
           // A session's roots are forgotten by its own roots/list_changed (daemon.rootsChanged).
-          forgetRoots: Effect.void
+          forgetRoots: Effect.void,
+          perCaller: <A>(key: string, make: () => A) =>
+            Effect.map(HostSession, (id) => {
+              const session = Option.isSome(id) ? sessions.get(id.value) : undefined
+              return session === undefined ? processState(key, make) : storeIn(session.state)(key, make)
+            })
         }
 
     /** Daemon sessions: what the Gateway calls as sessions come, change and go. */
@@ -323,7 +351,8 @@ export class HostBridge extends Effect.Service<HostBridge>()("clawtool/HostBridg
             level: undefined,
             inFlight: new Map(),
             subscriptions: new Set(),
-            roots: undefined
+            roots: undefined,
+            state: new Map()
           })
         ),
       declare: (id: string, capabilities: JsonObject) =>

@@ -138,6 +138,17 @@ export class Registry extends Effect.Service<Registry>()("clawtool/Registry", {
       secret,
       shell
     }
+    // The read-before-edit ledger is the calling host's: in the daemon, a file one session read does not count as read
+    // by another.
+    const host = Option.map(yield* Effect.serviceOption(HostBridge), (bridge) => bridge.port)
+    const callerContext: Effect.Effect<Manifest.CoreContext> = Option.match(host, {
+      onNone: () => Effect.succeed(context),
+      onSome: (port) =>
+        Effect.map(
+          port.perCaller("ledger", () => new Ledger()),
+          (ledger): Manifest.CoreContext => ({ ...context, ledger })
+        )
+    })
 
     // Resources, templates and prompts of the running children, rebuilt only when one child's surface changed.
     let builtSurface:
@@ -253,7 +264,7 @@ export class Registry extends Effect.Service<Registry>()("clawtool/Registry", {
                 : `"${wire}" is not served: ${rule}`
             })
           }
-          return yield* core.call(request.arguments, context)
+          return yield* core.call(request.arguments, yield* callerContext)
         }
         let current = yield* catalog
         let route = current.routes.get(wire)

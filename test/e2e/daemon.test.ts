@@ -558,6 +558,28 @@ describe("clawtool serve --listen (built CLI, SDK streamable HTTP clients as hos
   )
 
   it.scopedLive(
+    "read before edit is per session: a file one session read does not count as read by another",
+    () =>
+      Effect.gen(function* () {
+        const dir = fs.realpathSync(tempDir())
+        const file = path.join(dir, "notes.md")
+        fs.writeFileSync(file, "first line\n")
+        const daemon = yield* startDaemon(writeConfig(`roots = [${JSON.stringify(dir)}]\n`))
+        const [a, b] = yield* Effect.all([httpClient(daemon.url), httpClient(daemon.url)])
+        const edit = (client: Client, to: string) =>
+          callTool(client, "Edit", { file_path: file, old_string: "line", new_string: to })
+        assert.isNotTrue((yield* callTool(a.client, "Read", { file_path: file })).isError)
+        const fromB = yield* edit(b.client, "row")
+        assert.isTrue(fromB.isError, textOf(fromB))
+        assert.include(textOf(fromB), "has not been read in this session")
+        const fromA = yield* edit(a.client, "row")
+        assert.isNotTrue(fromA.isError, textOf(fromA))
+        assert.strictEqual(fs.readFileSync(file, "utf8"), "first row\n")
+      }),
+    60_000
+  )
+
+  it.scopedLive(
     "tasks are a session's own: another session cannot list, read or cancel them (a prefixed source's ids route back)",
     () =>
       Effect.gen(function* () {
