@@ -41,6 +41,17 @@ const stubConfig = (flags: ReadonlyArray<string>, extra = "") => {
   return { config, starts }
 }
 
+/** A host session that declares sampling and answers every sampling/createMessage with "from <name>". */
+const samplingHost = (name: string) => ({
+  capabilities: { sampling: {} },
+  setup: (client: Client) =>
+    client.setRequestHandler(CreateMessageRequestSchema, async () => ({
+      model: name,
+      role: "assistant" as const,
+      content: { type: "text" as const, text: `from ${name}` }
+    }))
+})
+
 describe("clawtool serve --listen (built CLI, SDK streamable HTTP clients as hosts)", () => {
   for (const sessions of [2, 10]) {
     it.scopedLive(
@@ -244,14 +255,8 @@ describe("clawtool serve --listen (built CLI, SDK streamable HTTP clients as hos
       Effect.gen(function* () {
         const { config } = stubConfig(["--reverse"])
         const daemon = yield* startDaemon(config)
-        const answering = (name: string) => (client: Client) =>
-          client.setRequestHandler(CreateMessageRequestSchema, async () => ({
-            model: name,
-            role: "assistant" as const,
-            content: { type: "text" as const, text: `from ${name}` }
-          }))
-        const a = yield* httpClient(daemon.url, { capabilities: { sampling: {} }, setup: answering("A") })
-        const b = yield* httpClient(daemon.url, { capabilities: { sampling: {} }, setup: answering("B") })
+        const a = yield* httpClient(daemon.url, samplingHost("A"))
+        const b = yield* httpClient(daemon.url, samplingHost("B"))
         const plain = yield* httpClient(daemon.url)
         const ask = (client: Client) =>
           Effect.map(callTool(client, "stub__ask", { method: "sampling/createMessage" }), textOf)
@@ -278,17 +283,8 @@ describe("clawtool serve --listen (built CLI, SDK streamable HTTP clients as hos
       Effect.gen(function* () {
         const { config } = stubConfig(["--reverse", "--resources"])
         const daemon = yield* startDaemon(config)
-        const answering = (name: string) => ({
-          capabilities: { sampling: {} },
-          setup: (client: Client) =>
-            client.setRequestHandler(CreateMessageRequestSchema, async () => ({
-              model: name,
-              role: "assistant" as const,
-              content: { type: "text" as const, text: `from ${name}` }
-            }))
-        })
-        const a = yield* httpClient(daemon.url, answering("A"))
-        const b = yield* httpClient(daemon.url, answering("B"))
+        const a = yield* httpClient(daemon.url, samplingHost("A"))
+        const b = yield* httpClient(daemon.url, samplingHost("B"))
         const got = (client: Client) =>
           Effect.promise(() => client.getPrompt({ name: "stub__sampled" })).pipe(
             Effect.map((result) => (result.messages[0]?.content as { text?: string }).text)
