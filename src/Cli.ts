@@ -469,6 +469,12 @@ const reportAuth = <A, E, R>(effect: Effect.Effect<A, E | OAuthError, R>) =>
       )
   )
 
+/** How every `auth` command runs: a --secrets file must exist, OAuth errors are reported, OAuth is provided. */
+const runAuth =
+  (options: Location) =>
+  <A, E, R>(effect: Effect.Effect<A, E | OAuthError, R>) =>
+    Effect.zipRight(requireSecretsFile(options), effect).pipe(reportAuth, Effect.provide(AuthLive(options)))
+
 const expiryText = (row: AuthStatusRow) =>
   !row.loggedIn
     ? "-"
@@ -487,11 +493,7 @@ const authLogin = Command.make("login", { config, secrets, name: authInstance },
     yield* Console.log(
       `logged in: ${row.instance} (${row.url}); access token expires ${expiryText(row)}${row.refreshable ? ", refreshable" : ""}; tokens in ${Store.fileOf(oauth.dir, row.instance)}`
     )
-  }).pipe(
-    (effect) => Effect.zipRight(requireSecretsFile(options), effect),
-    reportAuth,
-    Effect.provide(AuthLive(options))
-  )
+  }).pipe(runAuth(options))
 ).pipe(
   Command.withDescription(
     "Log a remote source in with OAuth: prints the authorization URL on stderr and opens $BROWSER (else xdg-open / open), waits for the redirect on a loopback port (oauth.redirect_port, else a free one), stores the tokens (mode 0600) under $CLAWTOOL_STATE_DIR, else $XDG_STATE_HOME/clawtool, else ~/.local/state/clawtool."
@@ -515,7 +517,7 @@ const authStatus = Command.make("status", { config, secrets, json }, (options) =
         ])
       )
     )
-  }).pipe((effect) => Effect.zipRight(requireSecretsFile(options), effect), Effect.provide(AuthLive(options)))
+  }).pipe(runAuth(options))
 ).pipe(
   Command.withDescription(
     "Show which remote sources with oauth set have tokens, their issuer and when the access token expires. Never prints a token."
@@ -539,14 +541,10 @@ const authLogout = Command.make("logout", { config, secrets, name: authInstance 
         ? `logged out: ${options.name} (removed ${Store.fileOf(oauth.dir, options.name)}${revoked})`
         : `${options.name} had no stored tokens`
     )
-  }).pipe(
-    (effect) => Effect.zipRight(requireSecretsFile(options), effect),
-    reportAuth,
-    Effect.provide(AuthLive(options))
-  )
+  }).pipe(runAuth(options))
 ).pipe(
   Command.withDescription(
-    "Forget a remote source's OAuth tokens and registered client; serve and health then report it unauthenticated until the next login."
+    "Revoke a remote source's OAuth tokens at its authorization server when it offers revocation (RFC 7009), then forget them and the registered client; serve and health then report it unauthenticated until the next login."
   )
 )
 

@@ -15,28 +15,7 @@ import {
   OutputBuffer,
   ShellRun
 } from "../src/services/Registry/CoreTools/BashProcess.js"
-
-/** Alive and not a zombie (a container's PID 1 may never reap an orphan, which is then dead but listed). */
-const alive = (pid: number): boolean => {
-  try {
-    process.kill(pid, 0)
-  } catch {
-    return false
-  }
-  try {
-    const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8")
-    return stat.slice(stat.lastIndexOf(")") + 2)[0] !== "Z"
-  } catch {
-    return false
-  }
-}
-
-/** SIGKILL is delivered asynchronously: a killed process may be listed for a moment. Waits (bounded) until it is gone. */
-const gone = (pid: number) =>
-  Effect.gen(function* () {
-    for (let i = 0; i < 100 && alive(pid); i++) yield* Effect.sleep("20 millis")
-    return !alive(pid)
-  })
+import { gone, isRunning } from "./lib/sources.js"
 
 const recorder = () => {
   const events: Array<string> = []
@@ -252,7 +231,7 @@ describe("the Bash tool", () => {
       const { root, call } = yield* bashTools()
       const fiber = yield* Effect.fork(call("Bash", { command: "sleep 100 & echo $! > bg.pid; sleep 100" }))
       const pid = yield* waitForFile(path.join(root, "bg.pid"))
-      assert.isTrue(alive(pid))
+      assert.isTrue(isRunning(pid))
       yield* Fiber.interrupt(fiber)
       assert.isTrue(yield* gone(pid))
     }).pipe(Effect.provide(BashRuns.DefaultWithoutDependencies))

@@ -17,7 +17,7 @@ import type { HostPort } from "./HostBridge.js"
 import { Reaper, type ReaperShape } from "./Reaper.js"
 import type { RemoteTransport } from "../domain/Config.js"
 import * as Relay from "./SourceClient/Relay.js"
-import { isOwnTimeout, sdkListTools, sdkToolCall } from "./SourceClient/SdkCall.js"
+import { isOwnTimeout, sdkListTools, sdkToolCall, serverOf } from "./SourceClient/SdkCall.js"
 import * as Surface from "./SourceClient/Surface.js"
 
 /** Everything needed to start one child. The environment is final: Sources already applied default-deny. */
@@ -238,14 +238,12 @@ const connect = Effect.fn("SourceClient.connect")(function* (spec: LaunchSpec, r
       )
     )
 
-  const server = client.getServerVersion()
   return {
     instance: spec.instance,
     pid,
     ...members,
     protocolVersion: surface.protocolVersion(),
-    serverInfo: { name: server?.name ?? "unknown", version: server?.version ?? "unknown" },
-    capabilities: (client.getServerCapabilities() ?? {}) as JsonObject,
+    ...serverOf(client),
     tools,
     listTools,
     callTool,
@@ -253,8 +251,6 @@ const connect = Effect.fn("SourceClient.connect")(function* (spec: LaunchSpec, r
     exited: Deferred.await(exited)
   } satisfies Connection
 })
-
-/** The SDK's own timeout (it carries the timeout it was given), not a child that answered -32001 itself. */
 
 const spawnChild = (spec: LaunchSpec, exited: Deferred.Deferred<ExitInfo>, reaper: ReaperShape) =>
   Effect.async<SpawnedChild, SourceError>((resume) => {

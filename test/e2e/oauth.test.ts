@@ -9,7 +9,7 @@ import { ensureBuilt, freshCacheDir, main, writeConfig } from "../lib/cli.js"
 import { spawn } from "node:child_process"
 import { root, tempDir } from "../lib/sources.js"
 import { SourceOAuthProvider } from "../../src/services/OAuth/Provider.js"
-import { startOAuthServer } from "../fixtures/oauth-server.js"
+import { type OAuthServer, startOAuthServer } from "../fixtures/oauth-server.js"
 
 beforeAll(ensureBuilt, 120_000)
 
@@ -107,6 +107,26 @@ const oauthSource = Effect.gen(function* () {
   return { server, work, state, trap, config, background }
 })
 
+/** A call of the fixture's whoami tool (`name` as the client sees it), as its content's JSON. */
+const whoami = (client: Client, name: string) =>
+  Effect.promise(() => client.callTool({ name, arguments: {} })).pipe(
+    Effect.map((result) => JSON.stringify(result.content))
+  )
+
+/**
+ * Past 80 % of the 4 s token's life, `calls` at once: every one answered for the client, exactly one refresh at the
+ * server between them, and no rotated refresh token presented twice.
+ */
+const refreshedOnce = (server: OAuthServer, calls: ReadonlyArray<Effect.Effect<string>>) =>
+  Effect.gen(function* () {
+    const refreshes = server.counters.refreshes
+    yield* Effect.sleep("3400 millis")
+    const results = yield* Effect.all(calls, { concurrency: "unbounded" })
+    assert.strictEqual(results.filter((text) => text.includes("client:")).length, calls.length, results.join("\n"))
+    assert.strictEqual(server.counters.refreshReuse, 0, "a rotated refresh token was presented again")
+    assert.strictEqual(server.counters.refreshes - refreshes, 1)
+  })
+
 /** The same, with a grant stored by `clawtool auth login` (scripted browser). */
 const loggedIn = Effect.gen(function* () {
   const source = yield* oauthSource
@@ -171,18 +191,12 @@ describe("clawtool auth (built CLI) against an OAuth authorization server starte
 
         // The grant the CLI stored is what serve's provider (RemoteAuth, background mode) uses: a call succeeds.
         const { client } = yield* providerClient(server.mcpUrl, state)
-        const call = () =>
-          Effect.promise(() => client.callTool({ name: "whoami", arguments: {} })).pipe(
-            Effect.map((result) => JSON.stringify(result.content))
-          )
-        assert.include(yield* call(), "client:")
+        assert.include(yield* whoami(client, "whoami"), "client:")
         // The 4 s token passes 80 % of its life: 10 concurrent calls, one refresh at the server.
-        const refreshes = server.counters.refreshes
-        yield* Effect.sleep("3400 millis")
-        const results = yield* Effect.all(Array.from({ length: 10 }, call), { concurrency: "unbounded" })
-        assert.strictEqual(results.filter((text) => text.includes("client:")).length, 10)
-        assert.strictEqual(server.counters.refreshes - refreshes, 1)
-        assert.strictEqual(server.counters.refreshReuse, 0)
+        yield* refreshedOnce(
+          server,
+          Array.from({ length: 10 }, () => whoami(client, "whoami"))
+        )
 
         // Logout: the tokens are revoked at the server (RFC 7009), the grant is gone; health says unauthenticated again.
         const logout = yield* cli(["auth", "logout", "linear", "--config", config], background)
@@ -206,17 +220,11 @@ describe("clawtool auth (built CLI) against an OAuth authorization server starte
     Effect.gen(function* () {
       const { server, config, background, trap } = yield* loggedIn
       const client = yield* serveWith(config, background)
-      const call = () =>
-        Effect.promise(() => client.callTool({ name: "linear__whoami", arguments: {} })).pipe(
-          Effect.map((result) => JSON.stringify(result.content))
-        )
-      assert.include(yield* call(), "client:")
-      const refreshes = server.counters.refreshes
-      yield* Effect.sleep("3400 millis")
-      const results = yield* Effect.all(Array.from({ length: 10 }, call), { concurrency: "unbounded" })
-      assert.strictEqual(results.filter((text) => text.includes("client:")).length, 10)
-      assert.strictEqual(server.counters.refreshes - refreshes, 1)
-      assert.strictEqual(server.counters.refreshReuse, 0)
+      assert.include(yield* whoami(client, "linear__whoami"), "client:")
+      yield* refreshedOnce(
+        server,
+        Array.from({ length: 10 }, () => whoami(client, "linear__whoami"))
+      )
       // Logout while serve runs: the next call fails and names the login command; no browser was opened.
       assert.strictEqual((yield* cli(["auth", "logout", "linear", "--config", config], background)).code, 0)
       const denied = yield* Effect.promise(() => client.callTool({ name: "linear__whoami", arguments: {} }))
@@ -233,21 +241,12 @@ describe("clawtool auth (built CLI) against an OAuth authorization server starte
       Effect.gen(function* () {
         const { server, config, background, trap } = yield* loggedIn
         const hosts = yield* Effect.all([serveWith(config, background), serveWith(config, background)])
-        const call = (client: (typeof hosts)[number]) =>
-          Effect.promise(() => client.callTool({ name: "linear__whoami", arguments: {} })).pipe(
-            Effect.map((result) => JSON.stringify(result.content))
-          )
-        for (const client of hosts) assert.include(yield* call(client), "client:")
-        const refreshes = server.counters.refreshes
-        // Past 80 % of the token's 4 s: both processes find it due at once.
-        yield* Effect.sleep("3400 millis")
-        const results = yield* Effect.all(
-          hosts.flatMap((client) => Array.from({ length: 5 }, () => call(client))),
-          { concurrency: "unbounded" }
+        for (const client of hosts) assert.include(yield* whoami(client, "linear__whoami"), "client:")
+        // Both processes find the token due at once.
+        yield* refreshedOnce(
+          server,
+          hosts.flatMap((client) => Array.from({ length: 5 }, () => whoami(client, "linear__whoami")))
         )
-        assert.strictEqual(results.filter((text) => text.includes("client:")).length, 10, results.join("\n"))
-        assert.strictEqual(server.counters.refreshReuse, 0, "a rotated refresh token was presented again")
-        assert.strictEqual(server.counters.refreshes - refreshes, 1)
         assert.isFalse(fs.existsSync(trap.marker))
       })
   )

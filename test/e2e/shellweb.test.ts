@@ -7,7 +7,7 @@ import * as Http from "node:http"
 import type { AddressInfo } from "node:net"
 import * as path from "node:path"
 import { ensureBuilt, freshCacheDir, main } from "../lib/cli.js"
-import { root as projectRoot, tempDir } from "../lib/sources.js"
+import { gone, isRunning, root as projectRoot, tempDir } from "../lib/sources.js"
 
 beforeAll(ensureBuilt, 120_000)
 
@@ -34,20 +34,6 @@ afterAll(() => {
   server.close()
 })
 
-const alive = (pid: number): boolean => {
-  try {
-    process.kill(pid, 0)
-    const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8")
-    return stat.slice(stat.lastIndexOf(")") + 2)[0] !== "Z"
-  } catch {
-    return false
-  }
-}
-const gone = (pid: number) =>
-  Effect.gen(function* () {
-    for (let i = 0; i < 250 && alive(pid); i++) yield* Effect.sleep("20 millis")
-    return !alive(pid)
-  })
 const waitForPid = (file: string) =>
   Effect.gen(function* () {
     for (let i = 0; i < 250 && !(fs.existsSync(file) && fs.readFileSync(file, "utf8").endsWith("\n")); i++) {
@@ -131,7 +117,7 @@ describe("Bash, WebFetch and WebSearch through serve (built CLI)", () => {
       )
       assert.match((started.structuredContent as { taskId: string }).taskId, /^bash_/)
       const pid = yield* waitForPid(path.join(work, "bg.pid"))
-      assert.isTrue(alive(pid))
+      assert.isTrue(isRunning(pid))
       yield* Effect.promise(() => client.close())
       assert.isTrue(yield* gone(pid), `sleep ${pid} outlived serve`)
     })

@@ -56,6 +56,24 @@ export const isAlive = (pid: number) => {
   }
 }
 
+/** Running, not a zombie (a killed child, or an orphan a container's PID 1 never reaps, stays listed in state Z). */
+export const isRunning = (pid: number): boolean => {
+  if (!isAlive(pid)) return false
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8")
+    return stat.slice(stat.lastIndexOf(")") + 2)[0] !== "Z"
+  } catch {
+    return false
+  }
+}
+
+/** SIGKILL is delivered asynchronously: waits (bounded, `limitMs`) until `pid` is no longer running; whether it is gone. */
+export const gone = (pid: number, limitMs = 5_000) =>
+  Effect.gen(function* () {
+    for (let waited = 0; waited < limitMs && isRunning(pid); waited += 20) yield* Effect.sleep("20 millis")
+    return !isRunning(pid)
+  })
+
 /** Polls until `check` holds (real time), failing after `limitMs`: outcomes, not timings. */
 export const eventually = (check: () => boolean, limitMs = 10_000, what = "condition") =>
   Effect.gen(function* () {

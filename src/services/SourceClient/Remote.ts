@@ -15,14 +15,14 @@ import {
 import { Deferred, Duration, Effect, Either, Option, Runtime, type Scope } from "effect"
 import { CallError, SourceError } from "../../domain/Errors.js"
 import { urlLabel } from "../../domain/Health.js"
-import type { CallToolRequest, CallToolResult, JsonObject } from "../../domain/Mcp.js"
+import type { CallToolRequest, CallToolResult } from "../../domain/Mcp.js"
 import { noTimeout } from "../../transport/SdkShape.js"
 import { unvalidated } from "../../transport/Unvalidated.js"
 import * as Version from "../../version.js"
 import type { CallOptions, Connection, ExitInfo, RemoteLaunchSpec } from "../SourceClient.js"
 import { loginCommand } from "./RemoteAuth.js"
 import * as Relay from "./Relay.js"
-import { isOwnTimeout, sdkListTools, sdkToolCall } from "./SdkCall.js"
+import { isOwnTimeout, sdkListTools, sdkToolCall, serverOf } from "./SdkCall.js"
 import * as Surface from "./Surface.js"
 
 /**
@@ -382,14 +382,12 @@ export const connect = Effect.fn("SourceClient.connectRemote")(function* (spec: 
     return () => cancel()
   }
 
-  const server = client.getServerVersion()
   return {
     instance: spec.instance,
     pid: 0,
     ...members,
     protocolVersion: surface.protocolVersion(),
-    serverInfo: { name: server?.name ?? "unknown", version: server?.version ?? "unknown" },
-    capabilities: (client.getServerCapabilities() ?? {}) as JsonObject,
+    ...serverOf(client),
     tools,
     listTools,
     callTool,

@@ -3,7 +3,7 @@ import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js"
 import { Effect } from "effect"
 import * as z from "zod"
 import * as CallPlan from "../../domain/CallPlan.js"
-import type { CallToolRequest, CallToolResult, Tool } from "../../domain/Mcp.js"
+import type { CallToolRequest, CallToolResult, JsonObject, Tool } from "../../domain/Mcp.js"
 import { noTimeout, paginate } from "../../transport/SdkShape.js"
 import type { CallOptions } from "../SourceClient.js"
 
@@ -63,3 +63,12 @@ export const isOwnTimeout = (cause: unknown, timeoutMs: number) =>
   cause instanceof McpError &&
   cause.code === ErrorCode.RequestTimeout &&
   (cause.data as { timeout?: unknown } | undefined)?.timeout === timeoutMs
+
+/** What the server said of itself in initialize, as a Connection reports it. */
+export const serverOf = (client: Client) => {
+  const server = client.getServerVersion()
+  return {
+    serverInfo: { name: server?.name ?? "unknown", version: server?.version ?? "unknown" },
+    capabilities: (client.getServerCapabilities() ?? {}) as JsonObject
+  }
+}
