@@ -289,7 +289,7 @@ export class Gateway extends Effect.Service<Gateway>()("clawtool/Gateway", {
             const counted =
               daemon === undefined
                 ? handled
-                : Effect.flatMap(ownerOf(method, forwarded), (owner) =>
+                : Effect.flatMap(registry.forward.ownerOf(method, forwarded), (owner) =>
                     Option.isNone(owner) ? handled : daemon.inFlight(daemonId!, owner.value, handled)
                   )
             return runRpc(
@@ -297,31 +297,6 @@ export class Gateway extends Effect.Service<Gateway>()("clawtool/Gateway", {
               extra.signal
             )
           }
-
-        /** The instance a forwarded request goes to, as the current surface routes it (none: not counted anywhere). */
-        const ownerOf = (method: string, params: JsonObject) =>
-          Effect.map(registry.surface, (surface): Option.Option<string> => {
-            const byUri = (uri: unknown): Either.Either<{ readonly instance: string }, unknown> | undefined =>
-              typeof uri !== "string"
-                ? undefined
-                : Either.orElse(SurfaceRoutes.routeUri(surface, uri), () => SurfaceRoutes.routeTemplate(surface, uri))
-            const byPrompt = (name: unknown): Either.Either<{ readonly instance: string }, unknown> | undefined =>
-              typeof name === "string" ? SurfaceRoutes.routePrompt(surface, name) : undefined
-            const ref = isJsonObject(params.ref) ? params.ref : undefined
-            const route =
-              method === "resources/read"
-                ? byUri(params.uri)
-                : method === "prompts/get"
-                  ? byPrompt(params.name)
-                  : method === "completion/complete"
-                    ? ref?.type === "ref/prompt"
-                      ? byPrompt(ref.name)
-                      : ref?.type === "ref/resource"
-                        ? byUri(ref.uri)
-                        : undefined
-                    : undefined
-            return route === undefined ? Option.none() : Option.map(Either.getRight(route), (found) => found.instance)
-          })
 
         /**
          * Tasks are a session's own in the daemon (children are shared): a session lists, reads, awaits and cancels only

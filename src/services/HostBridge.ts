@@ -74,6 +74,19 @@ const rootUris = (answer: JsonObject): ReadonlyArray<string> =>
       : []
   )
 
+/** Where a host's roots are kept once listed: undefined until asked, and again after its roots/list_changed. */
+interface RootsSlot {
+  roots: Option.Option<ReadonlyArray<string>> | undefined
+}
+
+/** A host's roots: from its slot, else asked (roots/list) when it declared the capability and kept there. */
+const rootsOf = (slot: RootsSlot, capabilities: JsonObject | undefined, request: HostLink["request"]) =>
+  slot.roots !== undefined
+    ? Effect.succeed(slot.roots)
+    : capabilities?.roots === undefined
+      ? Effect.succeed(Option.none<ReadonlyArray<string>>())
+      : Effect.map(request("", "roots/list", undefined), (answer) => (slot.roots = Option.some(rootUris(answer))))
+
 /** The host as the Gateway attaches it once the host has initialized. */
 export interface HostLink {
   /** The host's ClientCapabilities from its initialize request. */
@@ -153,8 +166,8 @@ export const declaredCapabilities = (names: ReadonlyArray<"sampling" | "elicitat
 
 const levels = LoggingLevelSchema.options as ReadonlyArray<string>
 
-/** One host session of the daemon, as the bridge routes to it. */
-interface SessionEntry {
+/** One host session of the daemon, as the bridge routes to it; `roots` as last listed (clawtool's own tools). */
+interface SessionEntry extends RootsSlot {
   /** Its initialize's capabilities; undefined until then (a stateless request never has any). */
   capabilities: JsonObject | undefined
   readonly request: HostLink["request"]
@@ -163,8 +176,6 @@ interface SessionEntry {
   readonly inFlight: Map<string, number>
   /** `instance\nchild URI` keys this session subscribed to. */
   readonly subscriptions: Set<string>
-  /** Its roots as last listed (clawtool's own tools); undefined until asked, and again after its roots/list_changed. */
-  roots: Option.Option<ReadonlyArray<string>> | undefined
   /** Its own state for clawtool's own tools (perCaller). */
   readonly state: Map<string, unknown>
 }
@@ -230,19 +241,8 @@ export class HostBridge extends Effect.Service<HostBridge>()("clawtool/HostBridg
     /** perCaller's store for the stdio host (and, in the daemon, for calls that come with no session). */
     const processState = storeIn(new Map())
 
-    /** The stdio host's roots, as last listed; undefined until asked, and again after its roots/list_changed. */
-    let hostRoots: Option.Option<ReadonlyArray<string>> | undefined
-    const stdioRoots = Effect.suspend(() => {
-      if (hostRoots !== undefined) return Effect.succeed(hostRoots)
-      return Effect.flatMap(Ref.get(attached), (host) =>
-        host === undefined || host.capabilities.roots === undefined
-          ? Effect.succeed(Option.none<ReadonlyArray<string>>())
-          : Effect.map(
-              host.request("", "roots/list", undefined),
-              (answer) => (hostRoots = Option.some(rootUris(answer)))
-            )
-      )
-    })
+    /** The stdio host's roots. */
+    const stdioRoots: RootsSlot = { roots: undefined }
 
     // === daemon mode: N sessions ===================================================================================
     const shared = yield* Effect.serviceOption(SharedHosts)
@@ -305,8 +305,10 @@ export class HostBridge extends Effect.Service<HostBridge>()("clawtool/HostBridg
           notify: (notification) => void notifications.unsafeOffer(notification),
           logLevel: Ref.get(level),
           subscriptions: (instance) => Effect.sync(() => [...(subscribed.get(instance) ?? [])]),
-          callerRoots: stdioRoots,
-          forgetRoots: Effect.sync(() => (hostRoots = undefined)),
+          callerRoots: Effect.flatMap(Ref.get(attached), (host) =>
+            host === undefined ? Effect.succeed(Option.none()) : rootsOf(stdioRoots, host.capabilities, host.request)
+          ),
+          forgetRoots: Effect.sync(() => (stdioRoots.roots = undefined)),
           perCaller: <A>(key: string, make: () => A) => Effect.sync(() => processState(key, make))
         }
       : {
@@ -324,12 +326,9 @@ export class HostBridge extends Effect.Service<HostBridge>()("clawtool/HostBridg
             ),
           callerRoots: Effect.flatMap(HostSession, (id) => {
             const session = Option.isSome(id) ? sessions.get(id.value) : undefined
-            if (session === undefined || session.capabilities?.roots === undefined) return Effect.succeed(Option.none())
-            if (session.roots !== undefined) return Effect.succeed(session.roots)
-            return Effect.map(
-              session.request("", "roots/list", undefined),
-              (answer) => (session.roots = Option.some(rootUris(answer)))
-            )
+            return session === undefined
+              ? Effect.succeed(Option.none())
+              : rootsOf(session, session.capabilities, session.request)
           }),
           // A session's roots are forgotten by its own roots/list_changed (daemon.rootsChanged).
           forgetRoots: Effect.void,

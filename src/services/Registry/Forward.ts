@@ -1,4 +1,4 @@
-import { Effect, type Either, Option } from "effect"
+import { Effect, Either, Option } from "effect"
 import type { CallError } from "../../domain/Errors.js"
 import type { JsonObject } from "../../domain/Mcp.js"
 import { isJsonObject, RpcCode, RpcError } from "../../domain/Surface.js"
@@ -281,10 +281,39 @@ export const make = (
       ? params
       : { ...params, _meta: S.mapRelatedTask(params._meta, (taskId) => S.hostTaskId(instance, taskId, prefixes)) }
 
+  /**
+   * The instance a resources/read, prompts/get or completion/complete goes to, as the current surface routes it; none
+   * for other methods or what does not route (the request itself then says why). The daemon counts it as in flight there.
+   */
+  const ownerOf = (method: string, params: JsonObject) =>
+    Effect.map(surface, (current): Option.Option<string> => {
+      const byUri = (uri: unknown): Either.Either<{ readonly instance: string }, unknown> | undefined =>
+        typeof uri !== "string"
+          ? undefined
+          : Either.orElse(S.routeUri(current, uri), () => S.routeTemplate(current, uri))
+      const byPrompt = (name: unknown): Either.Either<{ readonly instance: string }, unknown> | undefined =>
+        typeof name === "string" ? S.routePrompt(current, name) : undefined
+      const ref = isJsonObject(params.ref) ? params.ref : undefined
+      const route =
+        method === "resources/read"
+          ? byUri(params.uri)
+          : method === "prompts/get"
+            ? byPrompt(params.name)
+            : method === "completion/complete"
+              ? ref?.type === "ref/prompt"
+                ? byPrompt(ref.name)
+                : ref?.type === "ref/resource"
+                  ? byUri(ref.uri)
+                  : undefined
+              : undefined
+      return route === undefined ? Option.none() : Option.map(Either.getRight(route), (found) => found.instance)
+    })
+
   /** A host task id → its instance and the child's own id, under the live prefixes. */
   const routeTask = (taskId: unknown) => S.routeTaskId(taskId, prefixes)
 
   return {
+    ownerOf,
     routeTask,
     readResource,
     subscription,
