@@ -3,12 +3,13 @@
 // from src/main.ts into one file, dist/main.js (the `bin`), replacing tsc's. Loading ~1,100 separate ES modules was
 // most of clawtool's start-up; see docs/decisions/008-bundled-bin.md.
 import * as esbuild from "esbuild"
-import { chmodSync, readFileSync, rmSync } from "node:fs"
+import { chmodSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import * as Path from "node:path"
 import { fileURLToPath } from "node:url"
 
 const root = Path.resolve(Path.dirname(fileURLToPath(import.meta.url)), "..")
 const outfile = Path.join(root, "dist", "main.js")
+const bundleFile = Path.join(root, "dist", "clawtool.js")
 
 /**
  * Barrels whose named exports are modules with a deep path of the same name (`Effect` is `effect/Effect`). Through a
@@ -143,7 +144,9 @@ const prettierOnlyTypeScript = {
 }
 
 const result = await esbuild.build({
-  entryPoints: { main: Path.join(root, "src", "main.ts") },
+  // src/main.ts becomes dist/clawtool.js; dist/main.js, the bin, is the launcher written below. src/heap.ts is an entry
+  // of its own so that the launcher can load it before the rest.
+  entryPoints: { clawtool: Path.join(root, "src", "main.ts"), "bin/heap": Path.join(root, "src", "heap.ts") },
   outdir: Path.join(root, "dist"),
   // json-schema-to-typescript (lodash, a $ref parser, prettier) is import()ed by `tools export-typescript` only:
   // splitting puts it and prettier's language plugins in chunks under dist/bin/, loaded on that command's first use.
@@ -159,7 +162,7 @@ const result = await esbuild.build({
   banner: {
     js: 'import { createRequire as __clawtoolCreateRequire } from "node:module"; const require = __clawtoolCreateRequire(import.meta.url);'
   },
-  // Replaces tsc's main.js.map; `node --enable-source-maps dist/main.js` maps stack traces back to src/.
+  // `node --enable-source-maps dist/main.js` maps stack traces back to src/.
   sourcemap: "linked",
   sourcesContent: false,
   metafile: true,
@@ -170,9 +173,20 @@ const result = await esbuild.build({
   logLevel: "warning"
 })
 
+/**
+ * The bin. With splitting, esbuild orders a module's imports of shared chunks as it likes, and every chunk is evaluated
+ * before the module's own code: src/heap.ts, first in src/main.ts, ran only after Effect, the SDK and zod had been
+ * evaluated, the young generation grown to 8 MB semi-spaces by then. Imports are evaluated in order: the launcher sets
+ * V8's flag before anything else of the bundle loads (ADR 008).
+ */
+writeFileSync(
+  outfile,
+  '#!/usr/bin/env node\n// The bin: src/heap.ts before the bundle (scripts/bundle.mjs).\nimport "./bin/heap.js"\nimport "./clawtool.js"\n'
+)
+rmSync(`${outfile}.map`, { force: true }) // tsc's, for the unbundled main.js this file replaces
 chmodSync(outfile, 0o755)
 const chunks = Object.keys(result.metafile.outputs).filter((path) => path.includes("/bin/") && path.endsWith(".js"))
-const [, output] = Object.entries(result.metafile.outputs).find(([path]) => path.endsWith("main.js"))
+const [, output] = Object.entries(result.metafile.outputs).find(([path]) => path.endsWith("clawtool.js"))
 console.error(
-  `bundled ${Path.relative(root, outfile)}: ${Object.keys(output.inputs).length} modules, ${Math.round(output.bytes / 1024)} KiB (+ ${chunks.length} chunks in dist/bin loaded on demand)`
+  `bundled ${Path.relative(root, bundleFile)} (loaded by the bin, ${Path.relative(root, outfile)}): ${Object.keys(output.inputs).length} modules, ${Math.round(output.bytes / 1024)} KiB (+ ${chunks.length} chunks in dist/bin loaded on demand)`
 )

@@ -8,24 +8,29 @@ import { ensureBuilt, main } from "./lib/cli.js"
 
 beforeAll(ensureBuilt, 120_000)
 
+/** The files `file` imports statically, in the order Node evaluates them. */
+const importsOf = (file: string): ReadonlyArray<string> =>
+  [...fs.readFileSync(file, "utf8").matchAll(/(?:^|[;}\s])import\s*(?:[\w*{}\s,$]+from\s*)?"(\.{1,2}\/[^"]+)"/g)].map(
+    (match) => path.resolve(path.dirname(file), match[1]!)
+  )
+
 /** The files Node loads for `dist/main.js` before running it: static `import … from "./…"` only, never `import()`. */
 const staticGraph = (entry: string): ReadonlyArray<string> => {
   const seen = new Set<string>()
   const visit = (file: string) => {
     if (seen.has(file)) return
     seen.add(file)
-    const text = fs.readFileSync(file, "utf8")
-    for (const match of text.matchAll(/(?:^|[;}\s])import\s*(?:[\w*{}\s,$]+from\s*)?"(\.{1,2}\/[^"]+)"/g)) {
-      visit(path.resolve(path.dirname(file), match[1]!))
-    }
+    for (const imported of importsOf(file)) visit(imported)
   }
   visit(entry)
   return [...seen]
 }
 
-/** The original modules bundled into `file`, from its linked source map. */
+/** The original modules bundled into `file`, from its linked source map (the bin's launcher, written by hand, has none). */
 const sourcesOf = (file: string): ReadonlyArray<string> =>
-  (JSON.parse(fs.readFileSync(`${file}.map`, "utf8")) as { sources: ReadonlyArray<string> }).sources
+  file === main
+    ? []
+    : (JSON.parse(fs.readFileSync(`${file}.map`, "utf8")) as { sources: ReadonlyArray<string> }).sources
 
 /** Builtins imported by the static graph (`from "node:http"`). */
 const builtinsOf = (file: string): ReadonlyArray<string> =>
@@ -72,5 +77,22 @@ describe("the bin's start path", () => {
     const builtins = new Set(files.flatMap(builtinsOf))
     const heavy = ["node:http", "node:https", "node:zlib", "node:dns", "node:tls"].filter((name) => builtins.has(name))
     assert.deepStrictEqual(heavy, [], "network builtins imported at start-up")
+  })
+
+  it("sets V8's young-generation flag before any other module of the bundle is evaluated", () => {
+    // ES modules are evaluated in import order, each after its own imports: the bin's first import, and all it imports,
+    // run before anything else. With code splitting that only holds in the launcher (scripts/bundle.mjs).
+    const [first] = importsOf(main)
+    assert.isDefined(first)
+    const sources = staticGraph(first!).flatMap(sourcesOf)
+    assert.isTrue(
+      sources.some((source) => source.endsWith("src/heap.ts")),
+      "src/heap.ts is the bin's first import"
+    )
+    assert.deepStrictEqual(
+      sources.filter((source) => !source.endsWith("src/heap.ts")),
+      [],
+      "the bin's first import loads nothing but src/heap.ts"
+    )
   })
 })

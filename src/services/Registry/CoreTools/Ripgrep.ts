@@ -27,7 +27,7 @@ const onPath = (name: string): string | undefined => {
 
 let resolved: string | undefined
 /**
- * The rg binary. Resolved from this module's location, so it works from the bundle (dist/main.js) as well, since
+ * The rg binary. Resolved from this module's location, so it works from the bundle (dist/clawtool.js and its chunks) as well, since
  * node_modules sits beside dist in an install.
  */
 export const rgPath = (): string | undefined => {
