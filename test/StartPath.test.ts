@@ -68,6 +68,7 @@ describe("the bin's start path", () => {
       "src/services/OAuth/Revoke.ts",
       // commands other than serve, the span exporter
       "src/transport/HttpRelay.ts",
+      "src/transport/ReplayLog.ts",
       "src/services/Registry/TypeScriptExport.ts",
       "node_modules/@effect/opentelemetry/",
       "node_modules/@modelcontextprotocol/sdk/dist/esm/server/streamableHttp.js"

@@ -134,6 +134,7 @@ export class Daemon extends Effect.Service<Daemon>()("clawtool/Daemon", {
           () => import("@modelcontextprotocol/sdk/server/streamableHttp.js")
         )
         const { createServer } = yield* Effect.promise(() => import("node:http"))
+        const { ReplayLog } = yield* Effect.promise(() => import("../transport/ReplayLog.js"))
         const runtime = yield* Effect.runtime<never>()
         const run = Runtime.runPromise(runtime)
         const fibers = yield* FiberMap.make<string>()
@@ -228,7 +229,11 @@ export class Daemon extends Effect.Service<Daemon>()("clawtool/Daemon", {
               return reply(res, 400, rpcError(-32000, "Bad Request: Mcp-Session-Id header is required"))
             }
             const id = randomUUID()
-            const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: () => id })
+            // A session's SSE events are kept (bounded) so a dropped stream resumes with Last-Event-ID (ADR 026).
+            const transport = new StreamableHTTPServerTransport({
+              sessionIdGenerator: () => id,
+              eventStore: new ReplayLog()
+            })
             sessions.set(id, { transport, lastSeen: Date.now(), open: 1 })
             await run(open(id, transport, false))
             await transport.handleRequest(req, res, body)

@@ -1,5 +1,8 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
+import {
+  StreamableHTTPClientTransport,
+  type StreamableHTTPReconnectionOptions
+} from "@modelcontextprotocol/sdk/client/streamableHttp.js"
 import { CallToolResultSchema, type CallToolResult } from "@modelcontextprotocol/sdk/types.js"
 import { Effect } from "effect"
 import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process"
@@ -63,11 +66,14 @@ export const httpClient = (
     capabilities?: Record<string, unknown>
     token?: string
     setup?: (client: Client) => void
+    /** The SDK client's reconnection policy for dropped SSE streams (its default: 1 s, 2 retries). */
+    reconnection?: StreamableHTTPReconnectionOptions
   } = {}
 ) =>
   Effect.acquireRelease(
     Effect.promise(async () => {
       const transport = new StreamableHTTPClientTransport(url, {
+        ...(options.reconnection === undefined ? {} : { reconnectionOptions: options.reconnection }),
         ...(options.token === undefined
           ? {}
           : { requestInit: { headers: { authorization: `Bearer ${options.token}` } } })
@@ -84,13 +90,13 @@ export const callTool = (
   client: Client,
   name: string,
   args: Record<string, unknown> = {},
-  options: { signal?: AbortSignal; onprogress?: (progress: unknown) => void } = {}
+  options: { signal?: AbortSignal; onprogress?: (progress: unknown) => void; timeout?: number } = {}
 ) =>
   Effect.promise(
     () =>
       client.request({ method: "tools/call", params: { name, arguments: args } }, CallToolResultSchema, {
-        ...options,
-        timeout: 60_000
+        timeout: 60_000,
+        ...options
       }) as Promise<CallToolResult>
   )
 
