@@ -516,6 +516,7 @@ export class Gateway extends Effect.Service<Gateway>()("clawtool/Gateway", {
           yield* Effect.addFinalizer(() =>
             Effect.gen(function* () {
               const left = yield* daemon.leave(daemonId!)
+              yield* left.release
               if (left.hadLevel && left.level !== undefined) yield* forwardTo.setLevel(left.level)
               for (const [uri, route] of subscribed) {
                 if (!left.released.some((r) => r.instance === route.instance && r.uri === route.uri)) continue

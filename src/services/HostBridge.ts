@@ -44,18 +44,30 @@ export interface HostPort {
   /** The stdio host's roots changed: asked again on next use. */
   readonly forgetRoots: Effect.Effect<void>
   /**
-   * State kept per host for clawtool's own tools (the read-before-edit ledger): one value per `key` for the stdio host,
-   * one per session in the daemon (HostSession), dropped when the session ends; `make` builds it on first use.
+   * State kept per host for clawtool's own tools (the read-before-edit ledger, background runs): one value per `key` for
+   * the stdio host, one per session in the daemon (HostSession), dropped when the session ends, after `release` (the
+   * session's background runs are killed); `make` builds it on first use.
    */
-  readonly perCaller: <A>(key: string, make: () => A) => Effect.Effect<A>
+  readonly perCaller: <A>(key: string, make: () => A, release?: (value: A) => Effect.Effect<void>) => Effect.Effect<A>
 }
 
-/** A `perCaller` over one store (the stdio host, or calls without a session). */
+/** One perCaller value and what ends it. */
+interface Kept {
+  readonly value: unknown
+  readonly release: Effect.Effect<void>
+}
+
+/** A `perCaller` over one store (the stdio host, a daemon session, or calls without a session). */
 const storeIn =
-  (store: Map<string, unknown>) =>
-  <A>(key: string, make: () => A): A => {
-    if (!store.has(key)) store.set(key, make())
-    return store.get(key) as A
+  (store: Map<string, Kept>) =>
+  <A>(key: string, make: () => A, release?: (value: A) => Effect.Effect<void>): A => {
+    let kept = store.get(key)
+    if (kept === undefined) {
+      const value = make()
+      kept = { value, release: release === undefined ? Effect.void : release(value) }
+      store.set(key, kept)
+    }
+    return kept.value as A
   }
 
 /**
@@ -141,7 +153,8 @@ export const offlinePort: HostPort = {
   forgetRoots: Effect.void,
   perCaller: (() => {
     const get = storeIn(new Map())
-    return <A>(key: string, make: () => A) => Effect.sync(() => get(key, make))
+    return <A>(key: string, make: () => A, release?: (value: A) => Effect.Effect<void>) =>
+      Effect.sync(() => get(key, make, release))
   })()
 }
 
@@ -177,7 +190,7 @@ interface SessionEntry extends RootsSlot {
   /** `instance\nchild URI` keys this session subscribed to. */
   readonly subscriptions: Set<string>
   /** Its own state for clawtool's own tools (perCaller). */
-  readonly state: Map<string, unknown>
+  readonly state: Map<string, Kept>
 }
 
 /** The `_meta` key a child's request uses to name the task it belongs to. */
@@ -309,7 +322,8 @@ export class HostBridge extends Effect.Service<HostBridge>()("clawtool/HostBridg
             host === undefined ? Effect.succeed(Option.none()) : rootsOf(stdioRoots, host.capabilities, host.request)
           ),
           forgetRoots: Effect.sync(() => (stdioRoots.roots = undefined)),
-          perCaller: <A>(key: string, make: () => A) => Effect.sync(() => processState(key, make))
+          perCaller: <A>(key: string, make: () => A, release?: (value: A) => Effect.Effect<void>) =>
+            Effect.sync(() => processState(key, make, release))
         }
       : {
           ready: Effect.void,
@@ -332,10 +346,12 @@ export class HostBridge extends Effect.Service<HostBridge>()("clawtool/HostBridg
           }),
           // A session's roots are forgotten by its own roots/list_changed (daemon.rootsChanged).
           forgetRoots: Effect.void,
-          perCaller: <A>(key: string, make: () => A) =>
+          perCaller: <A>(key: string, make: () => A, release?: (value: A) => Effect.Effect<void>) =>
             Effect.map(HostSession, (id) => {
               const session = Option.isSome(id) ? sessions.get(id.value) : undefined
-              return session === undefined ? processState(key, make) : storeIn(session.state)(key, make)
+              return session === undefined
+                ? processState(key, make, release)
+                : storeIn(session.state)(key, make, release)
             })
         }
 
@@ -423,7 +439,13 @@ export class HostBridge extends Effect.Service<HostBridge>()("clawtool/HostBridg
               released.push({ instance, uri })
             }
           }
-          return { released, level: lowestLevel(), hadLevel: session?.level !== undefined }
+          return {
+            released,
+            level: lowestLevel(),
+            hadLevel: session?.level !== undefined,
+            /** Ends what clawtool's own tools kept for the session (its background runs are killed). */
+            release: Effect.forEach([...(session?.state.values() ?? [])], (kept) => kept.release, { discard: true })
+          }
         }),
       size: Effect.sync(() => sessions.size)
     } as const

@@ -138,15 +138,30 @@ export class Registry extends Effect.Service<Registry>()("clawtool/Registry", {
       secret,
       shell
     }
-    // The read-before-edit ledger is the calling host's: in the daemon, a file one session read does not count as read
-    // by another.
+    // The read-before-edit ledger and the background runs are the calling host's: in the daemon, a file one session
+    // read does not count as read by another, and a session neither sees nor stops another's runs (its own are killed
+    // when it ends).
     const host = Option.map(yield* Effect.serviceOption(HostBridge), (bridge) => bridge.port)
     const callerContext: Effect.Effect<Manifest.CoreContext> = Option.match(host, {
       onNone: () => Effect.succeed(context),
       onSome: (port) =>
         Effect.map(
-          port.perCaller("ledger", () => new Ledger()),
-          (ledger): Manifest.CoreContext => ({ ...context, ledger })
+          Effect.all({
+            ledger: port.perCaller("ledger", () => new Ledger()),
+            runs:
+              shell === undefined
+                ? Effect.succeed(undefined)
+                : port.perCaller(
+                    "bash-runs",
+                    () => shell.open(),
+                    (table) => shell.close(table)
+                  )
+          }),
+          ({ ledger, runs }): Manifest.CoreContext => ({
+            ...context,
+            ledger,
+            shell: shell === undefined || runs === undefined ? undefined : { tracker: shell.tracker, table: runs }
+          })
         )
     })
 

@@ -16,7 +16,7 @@ import * as path from "node:path"
 import { pathToFileURL } from "node:url"
 import { ensureBuilt, exitOf, runCli, writeConfig } from "../lib/cli.js"
 import { callTool, httpClient, initializeBody, messagesOf, rawRequest, startDaemon, textOf } from "../lib/daemon.js"
-import { eventually, isAlive, pollUntil, root, stubCommand, tempDir } from "../lib/sources.js"
+import { eventually, gone, isAlive, isRunning, pollUntil, root, stubCommand, tempDir } from "../lib/sources.js"
 import { startHttpFixture } from "../fixtures/http-server.js"
 
 beforeAll(ensureBuilt, 120_000)
@@ -571,6 +571,39 @@ describe("clawtool serve --listen (built CLI, SDK streamable HTTP clients as hos
         const fromA = yield* edit(a.client, "row")
         assert.isNotTrue(fromA.isError, textOf(fromA))
         assert.strictEqual(fs.readFileSync(file, "utf8"), "first row\n")
+      }),
+    60_000
+  )
+
+  it.scopedLive(
+    "background runs are a session's own: another session cannot see, poll or kill them, and they end with their session",
+    () =>
+      Effect.gen(function* () {
+        const dir = fs.realpathSync(tempDir())
+        const daemon = yield* startDaemon(writeConfig(`roots = [${JSON.stringify(dir)}]\n`))
+        const [a, b] = yield* Effect.all([httpClient(daemon.url), httpClient(daemon.url)])
+        const started = yield* callTool(a.client, "Bash", {
+          command: "echo pid $$; exec sleep 60",
+          run_in_background: true
+        })
+        assert.isNotTrue(started.isError, textOf(started))
+        const taskId = (started.structuredContent as { taskId: string }).taskId
+        const pidText = yield* pollUntil(
+          Effect.map(callTool(a.client, "BashPoll", { task_id: taskId }), (result) => /pid (\d+)/.exec(textOf(result))),
+          (match) => match !== null,
+          "the run's pid"
+        )
+        const pid = Number(pidText![1])
+        // B is told of no run at all (A's id is not listed), and cannot stop A's.
+        const polled = yield* callTool(b.client, "BashPoll", { task_id: taskId })
+        assert.isTrue(polled.isError, textOf(polled))
+        assert.include(textOf(polled), "known: none")
+        const killed = yield* callTool(b.client, "BashKill", { task_id: taskId })
+        assert.isTrue(killed.isError, textOf(killed))
+        assert.isTrue(isRunning(pid), "B could not stop A's run")
+        // A's session ends: its runs are killed with it.
+        yield* Effect.promise(() => a.transport.terminateSession())
+        assert.isTrue(yield* gone(pid, 10_000), "A's run ended with its session")
       }),
     60_000
   )

@@ -4,7 +4,7 @@ import { CallError, ManifestError } from "../../domain/Errors.js"
 import type { HealthRow } from "../../domain/Health.js"
 import type { CallToolResult, JsonObject, Tool } from "../../domain/Mcp.js"
 import type { Catalog } from "./Catalog.js"
-import type { BashRuns } from "./CoreTools/BashRuns.js"
+import type { ShellRuns } from "./CoreTools/BashRuns.js"
 import type { Ledger } from "./CoreTools/Ledger.js"
 import type { SearchHit } from "./ToolSearch.js"
 
@@ -44,8 +44,11 @@ export interface CoreContext {
   readonly ledger: Ledger
   /** A secret from secrets.toml `[scopes.global]` or the environment (e.g. BRAVE_API_KEY); never echo it. */
   readonly secret: (name: string) => Option.Option<string>
-  /** The Bash tools' process-group tracker and background runs (killed when clawtool stops); absent in some tests. */
-  readonly shell?: BashRuns | undefined
+  /**
+   * The Bash tools' process-group tracker and the calling host's background runs (a daemon session's are killed when
+   * it ends, every one when clawtool stops); absent in some tests.
+   */
+  readonly shell?: ShellRuns | undefined
 }
 
 /** An extra content block of a core result (MCP ImageContent / TextContent). */

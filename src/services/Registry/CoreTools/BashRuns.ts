@@ -78,18 +78,34 @@ export class RunTable {
   }
 }
 
+/** What one caller's Bash tools use: the process-group tracker and that caller's background runs. */
+export interface ShellRuns {
+  readonly tracker: GroupTracker
+  readonly table: RunTable
+}
+
 /**
  * What the Bash tools share for the life of clawtool: the reaper (every group, foreground or background, is recorded
- * there) and the background runs, all killed when this scope closes (serve exits).
+ * there) and the tables of background runs: `table` for the stdio host, one more per daemon session (`open`, `close`
+ * when the session ends). Every table still open is closed, its runs killed, when this scope closes (serve exits).
  */
 export class BashRuns extends Effect.Service<BashRuns>()("clawtool/BashRuns", {
   scoped: Effect.gen(function* () {
     // Optional so tests of the handlers can go without a helper process (the scope still kills every run).
     const reaper = yield* Effect.serviceOption(Reaper)
     const tracker: GroupTracker = Option.getOrElse(reaper, () => ({ track: () => {}, untrack: () => {} }))
-    const table = new RunTable(tracker)
-    yield* Effect.addFinalizer(() => Effect.promise(() => table.closeAll()))
-    return { tracker, table }
+    const tables = new Set<RunTable>()
+    const open = (): RunTable => {
+      const table = new RunTable(tracker)
+      tables.add(table)
+      return table
+    }
+    /** Kills the table's live runs and waits (bounded by their grace) until their groups are gone. */
+    const close = (table: RunTable): Effect.Effect<void> =>
+      Effect.promise(() => table.closeAll()).pipe(Effect.ensuring(Effect.sync(() => tables.delete(table))))
+    const table = open()
+    yield* Effect.addFinalizer(() => Effect.promise(() => Promise.all([...tables].map((each) => each.closeAll()))))
+    return { tracker, table, open, close }
   }),
   dependencies: [Reaper.Default]
 }) {}
