@@ -217,6 +217,18 @@ describe("parseConfig (TOML)", () => {
       failure(`[sources.web]\nurl = "https://x.example/mcp"\noauth = "yes"\n`).message,
       `config /x/config.toml:3 at sources.web.oauth: expected a table, like [sources.web.oauth], got "yes"`
     )
+    for (const url of ["http://x.example/client.json", "https://x.example/", "client.json"]) {
+      assert.strictEqual(
+        failure(`[sources.web]\nurl = "https://x.example/mcp"\noauth = { client_metadata_url = "${url}" }\n`).message,
+        `config /x/config.toml:3 at sources.web.oauth.client_metadata_url: client_metadata_url must be an https URL with a path, where your client metadata document is published, like "https://example.com/clawtool-client.json", got "${url}"`
+      )
+    }
+    assert.strictEqual(
+      failure(
+        `[sources.web]\nurl = "https://x.example/mcp"\noauth = { client_id = "abc", client_metadata_url = "https://x.example/c.json" }\n`
+      ).message,
+      "config /x/config.toml:3 at sources.web.oauth.client_metadata_url: oauth takes a client_id (registered by hand) or a client_metadata_url, not both"
+    )
   })
 
   it("rejects a wrong boolean", () => {

@@ -126,10 +126,30 @@ const Headers = Schema.Record({ key: HeaderName, value: Schema.String }).annotat
   examples: [{ Authorization: "Bearer ${API_TOKEN}" }]
 })
 
+/** Where a client ID metadata document is published: its URL is the client_id (the spec requires https and a path). */
+const MetadataUrl = Schema.String.pipe(
+  Schema.filter(
+    (url) => {
+      if (!URL.canParse(url)) return false
+      const parsed = new URL(url)
+      return parsed.protocol === "https:" && parsed.pathname !== "/"
+    },
+    {
+      message: (issue) =>
+        `client_metadata_url must be an https URL with a path, where your client metadata document is published, like "https://example.com/clawtool-client.json", got ${JSON.stringify(issue.actual)}`
+    }
+  )
+)
+
 /** `oauth = { … }`: settings of the OAuth 2.1 client of one remote source (the flow itself: `clawtool auth login`). */
 export class OAuthConfig extends Schema.Class<OAuthConfig>("OAuthConfig")({
   /** A pre-registered client; without it the client is registered dynamically (or by metadata document). */
   client_id: Schema.optional(Schema.String),
+  /**
+   * A client ID metadata document you publish (docs/decisions/019): used as the client_id where the authorization
+   * server supports such documents; elsewhere clawtool registers dynamically.
+   */
+  client_metadata_url: Schema.optional(MetadataUrl),
   /** Usually a `${VAR}` resolved from secrets like env. */
   client_secret: Schema.optional(Schema.String),
   scopes: Schema.optional(
@@ -244,6 +264,13 @@ const checkTarget = (source: SourceConfig) => {
     )
     if (local !== undefined) {
       return { path: [local], message: `${local} is for local servers (command); a remote source (url) cannot use it` }
+    }
+    const oauth = source.oauth
+    if (typeof oauth === "object" && oauth.client_id !== undefined && oauth.client_metadata_url !== undefined) {
+      return {
+        path: ["oauth", "client_metadata_url"],
+        message: "oauth takes a client_id (registered by hand) or a client_metadata_url, not both"
+      }
     }
     return true
   }

@@ -66,6 +66,7 @@ export class OAuth extends Effect.Service<OAuth>()("clawtool/OAuth", {
       return {
         settings: {
           clientId: oauth.client_id,
+          clientMetadataUrl: oauth.client_metadata_url,
           clientSecret: secret?.value,
           scopes: oauth.scopes,
           redirectPort: oauth.redirect_port

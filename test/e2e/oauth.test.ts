@@ -4,6 +4,7 @@ import { getDefaultEnvironment, StdioClientTransport } from "@modelcontextprotoc
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
 import { Effect } from "effect"
 import * as fs from "node:fs"
+import * as net from "node:net"
 import * as path from "node:path"
 import { ensureBuilt, freshCacheDir, main, writeConfig } from "../lib/cli.js"
 import { spawn } from "node:child_process"
@@ -213,6 +214,61 @@ describe("clawtool auth (built CLI) against an OAuth authorization server starte
         assert.strictEqual(server.counters.authorizations, 1)
       }),
     120_000
+  )
+
+  it.scopedLive(
+    "a client ID metadata document: the login registers nothing, the document's URL is the client_id, serve calls and refreshes with it",
+    () =>
+      Effect.gen(function* () {
+        const document = "https://clawtool.example/client.json"
+        // The document lists the login's redirect, so its port is fixed (a free one).
+        const port = yield* Effect.promise(
+          () =>
+            new Promise<number>((resolve) => {
+              const probe = net.createServer().listen(0, "127.0.0.1", () => {
+                const { port } = probe.address() as net.AddressInfo
+                probe.close(() => resolve(port))
+              })
+            })
+        )
+        const server = yield* Effect.acquireRelease(
+          Effect.promise(() =>
+            startOAuthServer({
+              accessTtl: 4,
+              metadataDocuments: { [document]: { redirect_uris: [`http://127.0.0.1:${port}/callback`] } }
+            })
+          ),
+          (server) => Effect.promise(() => server.close())
+        )
+        const work = tempDir("clawtool-oauth-")
+        const state = path.join(work, "state")
+        const config = writeConfig(`
+          [sources.linear]
+          url = ${JSON.stringify(server.mcpUrl)}
+          oauth = { client_metadata_url = ${JSON.stringify(document)}, redirect_port = ${port} }
+        `)
+        const log = path.join(work, "browser.log")
+        const login = yield* cli(["auth", "login", "linear", "--config", config], {
+          CLAWTOOL_STATE_DIR: state,
+          BROWSER: browser,
+          BROWSER_LOG: log
+        })
+        assert.strictEqual(login.code, 0, login.stderr)
+        assert.strictEqual(new URL(fs.readFileSync(log, "utf8").trim()).searchParams.get("client_id"), document)
+        assert.strictEqual(server.counters.registrations, 0, "no dynamic registration")
+        assert.include(server.counters.metadataDocuments, document)
+        const stored = JSON.parse(fs.readFileSync(path.join(state, "oauth", "linear.json"), "utf8"))
+        assert.strictEqual(stored.grants[stored.issuer].client.client_id, document)
+
+        const client = yield* serveWith(config, { CLAWTOOL_STATE_DIR: state, BROWSER: trapBrowser(work).script })
+        assert.include(yield* whoami(client, "linear__whoami"), `client:${document}`)
+        // Past 80 % of the token's life the call refreshes, as the same client.
+        yield* Effect.sleep("3400 millis")
+        assert.include(yield* whoami(client, "linear__whoami"), `client:${document}`)
+        assert.strictEqual(server.counters.refreshes, 1)
+        assert.strictEqual(server.counters.registrations, 0)
+      }),
+    60_000
   )
 
   // The same flow through `clawtool serve`, as the host sees it.

@@ -27,6 +27,8 @@ import * as Store from "./Store.js"
 export interface OAuthSettings {
   /** A client registered by hand with the authorization server; without it, dynamic client registration. */
   readonly clientId?: string | undefined
+  /** A client ID metadata document's https URL: the client_id where the server supports them (else DCR). */
+  readonly clientMetadataUrl?: string | undefined
   readonly clientSecret?: string | undefined
   readonly scopes?: ReadonlyArray<string> | undefined
   /** Port of the loopback redirect during `auth login` (0 or absent: any free port). */
@@ -163,6 +165,11 @@ export class SourceOAuthProvider implements OAuthClientProvider {
     return this.options.mode.kind === "login" ? this.options.mode.redirectUrl : backgroundRedirect
   }
 
+  /** The SDK uses it as the client_id when the server's metadata says `client_id_metadata_document_supported`. */
+  get clientMetadataUrl(): string | undefined {
+    return this.options.settings.clientMetadataUrl
+  }
+
   get clientMetadata(): OAuthClientMetadata {
     const { scopes, clientSecret } = this.options.settings
     return {
@@ -196,6 +203,10 @@ export class SourceOAuthProvider implements OAuthClientProvider {
     }
     const client = Store.currentGrant(await this.load()).client
     const { mode } = this.options
+    // A client named by its metadata document has no redirect_uris here (the server checks the redirect against the
+    // document): it is this login's client too, and the code exchange needs it back.
+    const { clientMetadataUrl } = this.options.settings
+    if (clientMetadataUrl !== undefined && client?.client_id === clientMetadataUrl) return client
     // A client registered for another loopback port cannot receive this login's redirect: register again.
     if (mode.kind === "login" && client !== undefined && !registeredFor(client, mode.redirectUrl)) return undefined
     // In the background a registration would be a side effect no one asked for, and useless without the browser step.
