@@ -50,21 +50,28 @@ const relay = (port: number) =>
       })
   )
 
+/** A daemon with one stub source (these flags), and a relay in front of it. */
+const relayedDaemon = (...stubFlags: ReadonlyArray<string>) =>
+  Effect.gen(function* () {
+    // The relay's port is not the daemon's: its Host header is allowed by name.
+    const daemon = yield* startDaemon(
+      writeConfig(`
+        [http]
+        allowed_hosts = ["127.0.0.1"]
+
+        [sources.stub]
+        command = ${stubCommand(...stubFlags)}
+      `)
+    )
+    return { daemon, through: yield* relay(daemon.port) }
+  })
+
 describe("clawtool serve --listen: resumable streams", () => {
   it.scopedLive(
     "a tool call whose connection drops after its first progress still gets every progress once and its result",
     () =>
       Effect.gen(function* () {
-        // The relay's port is not the daemon's: its Host header is allowed by name.
-        const config = writeConfig(`
-          [http]
-          allowed_hosts = ["127.0.0.1"]
-
-          [sources.stub]
-          command = ${stubCommand()}
-        `)
-        const daemon = yield* startDaemon(config)
-        const through = yield* relay(daemon.port)
+        const { daemon, through } = yield* relayedDaemon()
         const { client } = yield* httpClient(through.url, {
           reconnection: {
             initialReconnectionDelay: 100,
@@ -103,15 +110,7 @@ describe("clawtool serve --listen: resumable streams", () => {
     "a notification sent while the session's stream is down arrives once the stream resumes",
     () =>
       Effect.gen(function* () {
-        const config = writeConfig(`
-          [http]
-          allowed_hosts = ["127.0.0.1"]
-
-          [sources.stub]
-          command = ${stubCommand("--resources", "--subscribe")}
-        `)
-        const daemon = yield* startDaemon(config)
-        const through = yield* relay(daemon.port)
+        const { daemon, through } = yield* relayedDaemon("--resources", "--subscribe")
         let updates = 0
         // A reconnects a second after the drop: the update below is sent while its stream is down.
         const a = yield* httpClient(through.url, {

@@ -128,14 +128,23 @@ const refreshedOnce = (server: OAuthServer, calls: ReadonlyArray<Effect.Effect<s
     assert.strictEqual(server.counters.refreshes - refreshes, 1)
   })
 
+/** `clawtool auth login linear` with the scripted browser, which logs the URL it was given to `<work>/browser.log`. */
+const browserLogin = (config: string, state: string, work: string) =>
+  Effect.gen(function* () {
+    const log = path.join(work, "browser.log")
+    const login = yield* cli(["auth", "login", "linear", "--config", config], {
+      CLAWTOOL_STATE_DIR: state,
+      BROWSER: browser,
+      BROWSER_LOG: log
+    })
+    assert.strictEqual(login.code, 0, login.stderr)
+    return { login, opened: fs.readFileSync(log, "utf8").trim() }
+  })
+
 /** The same, with a grant stored by `clawtool auth login` (scripted browser). */
 const loggedIn = Effect.gen(function* () {
   const source = yield* oauthSource
-  const login = yield* cli(["auth", "login", "linear", "--config", source.config], {
-    CLAWTOOL_STATE_DIR: source.state,
-    BROWSER: browser
-  })
-  assert.strictEqual(login.code, 0, login.stderr)
+  yield* browserLogin(source.config, source.state, source.work)
   return source
 })
 
@@ -156,15 +165,8 @@ describe("clawtool auth (built CLI) against an OAuth authorization server starte
         assert.include(status0.stdout, "no: run clawtool auth login linear")
 
         // The login: BROWSER follows the authorization URL, which redirects to clawtool's loopback listener.
-        const log = path.join(work, "browser.log")
-        const login = yield* cli(["auth", "login", "linear", "--config", config], {
-          CLAWTOOL_STATE_DIR: state,
-          BROWSER: browser,
-          BROWSER_LOG: log
-        })
-        assert.strictEqual(login.code, 0, login.stderr)
+        const { login, opened } = yield* browserLogin(config, state, work)
         // The URL is always on stderr, and it is the one the browser was given.
-        const opened = fs.readFileSync(log, "utf8").trim()
         assert.isTrue(opened.startsWith(`${server.url}/authorize?`))
         assert.include(login.stderr, opened)
         const authorize = new URL(opened)
@@ -247,14 +249,8 @@ describe("clawtool auth (built CLI) against an OAuth authorization server starte
           url = ${JSON.stringify(server.mcpUrl)}
           oauth = { client_metadata_url = ${JSON.stringify(document)}, redirect_port = ${port} }
         `)
-        const log = path.join(work, "browser.log")
-        const login = yield* cli(["auth", "login", "linear", "--config", config], {
-          CLAWTOOL_STATE_DIR: state,
-          BROWSER: browser,
-          BROWSER_LOG: log
-        })
-        assert.strictEqual(login.code, 0, login.stderr)
-        assert.strictEqual(new URL(fs.readFileSync(log, "utf8").trim()).searchParams.get("client_id"), document)
+        const { opened } = yield* browserLogin(config, state, work)
+        assert.strictEqual(new URL(opened).searchParams.get("client_id"), document)
         assert.strictEqual(server.counters.registrations, 0, "no dynamic registration")
         assert.include(server.counters.metadataDocuments, document)
         const stored = JSON.parse(fs.readFileSync(path.join(state, "oauth", "linear.json"), "utf8"))
