@@ -153,8 +153,7 @@ export const offlinePort: HostPort = {
   forgetRoots: Effect.void,
   perCaller: (() => {
     const get = storeIn(new Map())
-    return <A>(key: string, make: () => A, release?: (value: A) => Effect.Effect<void>) =>
-      Effect.sync(() => get(key, make, release))
+    return ((key, make, release) => Effect.sync(() => get(key, make, release))) satisfies HostPort["perCaller"]
   })()
 }
 
@@ -322,8 +321,7 @@ export class HostBridge extends Effect.Service<HostBridge>()("clawtool/HostBridg
             host === undefined ? Effect.succeed(Option.none()) : rootsOf(stdioRoots, host.capabilities, host.request)
           ),
           forgetRoots: Effect.sync(() => (stdioRoots.roots = undefined)),
-          perCaller: <A>(key: string, make: () => A, release?: (value: A) => Effect.Effect<void>) =>
-            Effect.sync(() => processState(key, make, release))
+          perCaller: (key, make, release) => Effect.sync(() => processState(key, make, release))
         }
       : {
           ready: Effect.void,
@@ -346,7 +344,7 @@ export class HostBridge extends Effect.Service<HostBridge>()("clawtool/HostBridg
           }),
           // A session's roots are forgotten by its own roots/list_changed (daemon.rootsChanged).
           forgetRoots: Effect.void,
-          perCaller: <A>(key: string, make: () => A, release?: (value: A) => Effect.Effect<void>) =>
+          perCaller: (key, make, release) =>
             Effect.map(HostSession, (id) => {
               const session = Option.isSome(id) ? sessions.get(id.value) : undefined
               return session === undefined

@@ -27,8 +27,8 @@ const onPath = (name: string): string | undefined => {
 
 let resolved: string | undefined
 /**
- * The rg binary. Resolved from this module's location, so it works from the bundle (dist/clawtool.js and its chunks) as well, since
- * node_modules sits beside dist in an install.
+ * The rg binary. Resolved from this module's location, so it works from the bundle (dist/clawtool.js and its chunks)
+ * as well, since node_modules sits beside dist in an install.
  */
 export const rgPath = (): string | undefined => {
   if (resolved !== undefined) return resolved
