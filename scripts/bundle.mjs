@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // Second step of `npm run build`, after `tsc -p tsconfig.json` (the library: dist/index.js + .d.ts): bundles the CLI
-// from src/main.ts into one file, dist/main.js (the `bin`), replacing tsc's. Loading ~1,100 separate ES modules was
-// most of clawtool's start-up; see docs/decisions/008-bundled-bin.md.
+// from src/main.ts into dist/clawtool.js (and chunks under dist/bin/), and writes the `bin`, dist/main.js, over tsc's: a
+// launcher that loads src/heap.ts first. Loading ~1,100 separate ES modules was most of clawtool's start-up; see
+// docs/decisions/008-bundled-bin.md.
 import * as esbuild from "esbuild"
 import { chmodSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import * as Path from "node:path"
