@@ -29,7 +29,7 @@ import { Registry } from "./Registry.js"
 import type { Progress } from "./SourceClient.js"
 import * as SurfaceRoutes from "./Registry/Surface.js"
 import type { Surface } from "./Registry/Surface.js"
-import type { RequestOptions } from "./SourceClient/Surface.js"
+import type { ForwardOptions } from "./Registry/Forward.js"
 import { Tracing } from "./Tracing.js"
 
 // Loose request schemas: params are checked here with precise JSON-RPC errors (-32602), and results are
@@ -275,7 +275,7 @@ export class Gateway extends Effect.Service<Gateway>()("clawtool/Gateway", {
         const forward =
           (
             method: string,
-            handle: (params: JsonObject, options: RequestOptions) => Effect.Effect<JsonObject, RpcError>
+            handle: (params: JsonObject, options: ForwardOptions) => Effect.Effect<JsonObject, RpcError>
           ): RawHandler =>
           (request, extra) => {
             const params = request.params ?? {}
@@ -283,17 +283,18 @@ export class Gateway extends Effect.Service<Gateway>()("clawtool/Gateway", {
             const meta = isJsonObject(params._meta) ? params._meta : undefined
             const onProgress = progressFor(meta, extra)
             const forwarded = meta?.progressToken === undefined ? params : withoutProgressToken(params, meta)
-            const handled = handle(forwarded, { onProgress })
             // In the daemon a request routed to a child counts as this session's request in flight on it, as a
             // tools/call does: what the child asks meanwhile (sampling, elicitation) comes back to this session.
-            const counted =
+            const around =
               daemon === undefined
-                ? handled
-                : Effect.flatMap(registry.forward.ownerOf(method, forwarded), (owner) =>
-                    Option.isNone(owner) ? handled : daemon.inFlight(daemonId!, owner.value, handled)
-                  )
+                ? undefined
+                : (instance: string) =>
+                    <A, E>(request: Effect.Effect<A, E>) =>
+                      daemon.inFlight(daemonId!, instance, request)
             return runRpc(
-              counted.pipe(Effect.withSpan(method, { kind: "server", attributes: { "mcp.method.name": method } })),
+              handle(forwarded, { onProgress, around }).pipe(
+                Effect.withSpan(method, { kind: "server", attributes: { "mcp.method.name": method } })
+              ),
               extra.signal
             )
           }
@@ -421,7 +422,9 @@ export class Gateway extends Effect.Service<Gateway>()("clawtool/Gateway", {
             surfaceList("prompts", (current) => ({ prompts: current.prompts }))
           ),
           "prompts/get": forward("prompts/get", (params, options) => forwardTo.getPrompt(params, options)),
-          "completion/complete": forward("completion/complete", (params) => forwardTo.complete(params)),
+          "completion/complete": forward("completion/complete", (params, options) =>
+            forwardTo.complete(params, options)
+          ),
           "tasks/get": forward("tasks/get", (params) => ownTask(params, forwardTo.getTask(params))),
           "tasks/result": forward("tasks/result", (params, options) =>
             ownTask(params, forwardTo.taskResult(params, options))

@@ -148,20 +148,19 @@ export class Registry extends Effect.Service<Registry>()("clawtool/Registry", {
         Effect.map(
           Effect.all({
             ledger: port.perCaller("ledger", () => new Ledger()),
-            runs:
+            shell:
               shell === undefined
                 ? Effect.succeed(undefined)
-                : port.perCaller(
-                    "bash-runs",
-                    () => shell.open(),
-                    (table) => shell.close(table)
+                : Effect.map(
+                    port.perCaller(
+                      "bash-runs",
+                      () => shell.open(),
+                      (table) => shell.close(table)
+                    ),
+                    (table) => ({ tracker: shell.tracker, table })
                   )
           }),
-          ({ ledger, runs }): Manifest.CoreContext => ({
-            ...context,
-            ledger,
-            shell: shell === undefined || runs === undefined ? undefined : { tracker: shell.tracker, table: runs }
-          })
+          (own): Manifest.CoreContext => ({ ...context, ...own })
         )
     })
 

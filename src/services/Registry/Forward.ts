@@ -1,4 +1,4 @@
-import { Effect, Either, Option } from "effect"
+import { Effect, type Either, Option } from "effect"
 import type { CallError } from "../../domain/Errors.js"
 import type { JsonObject } from "../../domain/Mcp.js"
 import { isJsonObject, RpcCode, RpcError } from "../../domain/Surface.js"
@@ -61,6 +61,19 @@ const has = {
   rootsNotice: (c: Connection) => objectAt(c.clientCapabilities, "roots")?.listChanged === true
 }
 
+/**
+ * What a forwarded request carries besides progress: `around` wraps the request to the child it routes to, once the
+ * route is known (the daemon counts it as the session's request in flight there, so the child's reverse requests come
+ * back to that session).
+ */
+export interface ForwardOptions extends RequestOptions {
+  readonly around?: ((instance: string) => <A, E>(request: Effect.Effect<A, E>) => Effect.Effect<A, E>) | undefined
+}
+
+/** The request to the child `instance`, wrapped as `options.around` says. */
+const toChild = <A, E>(instance: string, options: ForwardOptions | undefined, request: Effect.Effect<A, E>) =>
+  options?.around === undefined ? request : options.around(instance)(request)
+
 export const make = (
   sources: Sources,
   surface: Effect.Effect<S.Surface>,
@@ -97,12 +110,16 @@ export const make = (
       return yield* route(yield* surface, uri)
     })
 
-  const readResource = (params: JsonObject, options?: RequestOptions) =>
+  const readResource = (params: JsonObject, options?: ForwardOptions) =>
     Effect.gen(function* () {
       const uri = yield* stringParam(params, "uri", "resources/read")
       const route = yield* routed(uri, S.routeUri)
       const child = yield* capable(route.instance, has.resources, "resources")
-      const result = yield* child.request("resources/read", { ...params, uri: route.uri }, options)
+      const result = yield* toChild(
+        route.instance,
+        options,
+        child.request("resources/read", { ...params, uri: route.uri }, options)
+      )
       return S.mapReadResult(yield* surface, route.instance, result)
     })
 
@@ -116,16 +133,20 @@ export const make = (
       return { result, route }
     })
 
-  const getPrompt = (params: JsonObject, options?: RequestOptions) =>
+  const getPrompt = (params: JsonObject, options?: ForwardOptions) =>
     Effect.gen(function* () {
       const wire = yield* stringParam(params, "name", "prompts/get")
       const route = yield* S.routePrompt(yield* surface, wire)
       const child = yield* capable(route.instance, has.prompts, "prompts")
-      const result = yield* child.request("prompts/get", { ...params, name: route.name }, options)
+      const result = yield* toChild(
+        route.instance,
+        options,
+        child.request("prompts/get", { ...params, name: route.name }, options)
+      )
       return S.mapPromptResult(yield* surface, route.instance, result)
     })
 
-  const complete = (params: JsonObject) =>
+  const complete = (params: JsonObject, options?: ForwardOptions) =>
     Effect.gen(function* () {
       const ref = params.ref
       if (!isJsonObject(ref)) return yield* invalid("completion/complete needs params.ref (an object)")
@@ -135,13 +156,21 @@ export const make = (
           yield* stringParam(ref, "name", "completion/complete ref/prompt")
         )
         const child = yield* capable(route.instance, has.completions, "completions")
-        return yield* child.request("completion/complete", { ...params, ref: { ...ref, name: route.name } })
+        return yield* toChild(
+          route.instance,
+          options,
+          child.request("completion/complete", { ...params, ref: { ...ref, name: route.name } }, options)
+        )
       }
       if (ref.type === "ref/resource") {
         const uri = yield* stringParam(ref, "uri", "completion/complete ref/resource")
         const route = yield* routed(uri, S.routeTemplate)
         const child = yield* capable(route.instance, has.completions, "completions")
-        return yield* child.request("completion/complete", { ...params, ref: { ...ref, uri: route.uri } })
+        return yield* toChild(
+          route.instance,
+          options,
+          child.request("completion/complete", { ...params, ref: { ...ref, uri: route.uri } }, options)
+        )
       }
       return yield* invalid(`completion/complete: unknown ref type ${JSON.stringify(ref.type)}`)
     })
@@ -281,39 +310,10 @@ export const make = (
       ? params
       : { ...params, _meta: S.mapRelatedTask(params._meta, (taskId) => S.hostTaskId(instance, taskId, prefixes)) }
 
-  /**
-   * The instance a resources/read, prompts/get or completion/complete goes to, as the current surface routes it; none
-   * for other methods or what does not route (the request itself then says why). The daemon counts it as in flight there.
-   */
-  const ownerOf = (method: string, params: JsonObject) =>
-    Effect.map(surface, (current): Option.Option<string> => {
-      const byUri = (uri: unknown): Either.Either<{ readonly instance: string }, unknown> | undefined =>
-        typeof uri !== "string"
-          ? undefined
-          : Either.orElse(S.routeUri(current, uri), () => S.routeTemplate(current, uri))
-      const byPrompt = (name: unknown): Either.Either<{ readonly instance: string }, unknown> | undefined =>
-        typeof name === "string" ? S.routePrompt(current, name) : undefined
-      const ref = isJsonObject(params.ref) ? params.ref : undefined
-      const route =
-        method === "resources/read"
-          ? byUri(params.uri)
-          : method === "prompts/get"
-            ? byPrompt(params.name)
-            : method === "completion/complete"
-              ? ref?.type === "ref/prompt"
-                ? byPrompt(ref.name)
-                : ref?.type === "ref/resource"
-                  ? byUri(ref.uri)
-                  : undefined
-              : undefined
-      return route === undefined ? Option.none() : Option.map(Either.getRight(route), (found) => found.instance)
-    })
-
   /** A host task id → its instance and the child's own id, under the live prefixes. */
   const routeTask = (taskId: unknown) => S.routeTaskId(taskId, prefixes)
 
   return {
-    ownerOf,
     routeTask,
     readResource,
     subscription,
