@@ -1,16 +1,16 @@
 #!/usr/bin/env node
 // Second step of `npm run build`, after `tsc -p tsconfig.json` (the library: dist/index.js + .d.ts): bundles the CLI
-// from src/main.ts into dist/clawtool.js (and chunks under dist/bin/), and writes the `bin`, dist/main.js, over tsc's: a
-// launcher that loads src/heap.ts first. Loading ~1,100 separate ES modules was most of clawtool's start-up; see
-// docs/decisions/008-bundled-bin.md.
+// from src/main.ts into dist/clawtool.cjs (and chunks under dist/bin/), CommonJS, and builds the `bin`, dist/main.js,
+// over tsc's: src/launcher.ts (the heap flag, then the bundle with V8's code cache). Loading ~1,100 separate ES modules
+// was most of clawtool's start-up; see docs/decisions/008-bundled-bin.md and 027-code-cache.md.
 import * as esbuild from "esbuild"
-import { chmodSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { chmodSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import * as Path from "node:path"
 import { fileURLToPath } from "node:url"
 
 const root = Path.resolve(Path.dirname(fileURLToPath(import.meta.url)), "..")
 const outfile = Path.join(root, "dist", "main.js")
-const bundleFile = Path.join(root, "dist", "clawtool.js")
+const bundleFile = Path.join(root, "dist", "clawtool.cjs")
 
 /**
  * Barrels whose named exports are modules with a deep path of the same name (`Effect` is `effect/Effect`). Through a
@@ -83,6 +83,7 @@ const noAjvPlugin = {
 
 // Chunk names carry a content hash: clear the old ones so a rebuild does not pile them up.
 rmSync(Path.join(root, "dist", "bin"), { recursive: true, force: true })
+for (const old of ["clawtool.js", "clawtool.js.map"]) rmSync(Path.join(root, "dist", old), { force: true }) // before ADR 027
 
 /**
  * json-schema-to-typescript is CommonJS: a bundled `import()` of it yields only `default`, where Node's own import
@@ -144,50 +145,108 @@ const prettierOnlyTypeScript = {
   }
 }
 
-const result = await esbuild.build({
-  // src/main.ts becomes dist/clawtool.js; dist/main.js, the bin, is the launcher written below. src/heap.ts is an entry
-  // of its own so that the launcher can load it before the rest.
-  entryPoints: { clawtool: Path.join(root, "src", "main.ts"), "bin/heap": Path.join(root, "src", "heap.ts") },
+/**
+ * src/main.ts imports src/heap.ts first, for tsc's unbundled main.js. The launcher has run it before the bundle loads
+ * (below): a second copy would set the flags again and keep a second record of TurboFan's pause.
+ */
+const heapRanPlugin = {
+  name: "clawtool-heap-ran",
+  setup(build) {
+    build.onLoad({ filter: /[\\/]src[\\/]heap\.ts$/ }, () => ({
+      contents: "// src/heap.ts ran in the launcher (scripts/bundle.mjs)\n",
+      loader: "ts"
+    }))
+  }
+}
+
+const built = await esbuild.build({
+  // src/main.ts becomes dist/clawtool.cjs; dist/main.js, the bin, is the launcher built below from src/launcher.ts.
+  entryPoints: { clawtool: Path.join(root, "src", "main.ts") },
   outdir: Path.join(root, "dist"),
   // json-schema-to-typescript (lodash, a $ref parser, prettier) is import()ed by `tools export-typescript` only:
   // splitting puts it and prettier's language plugins in chunks under dist/bin/, loaded on that command's first use.
   // Bundled, not a dependency: an install carries no node_modules at all (README, `npm run install-size`).
   splitting: true,
   chunkNames: "bin/[name]-[hash]",
+  // esbuild splits ES modules only; each output is turned into CommonJS below, which Node 20 can load with V8's code
+  // cache (src/launcher.ts, ADR 027). The imports between outputs name the .cjs files already.
+  outExtension: { ".js": ".cjs" },
+  write: false,
   bundle: true,
   platform: "node",
   format: "esm",
   target: "node20",
-  plugins: [versionPlugin, deepImportsPlugin, noAjvPlugin, jsonSchemaToTypeScriptPlugin, prettierOnlyTypeScript],
-  // CommonJS dependencies (ajv, …) call require() for Node built-ins, which an ES module does not have.
-  banner: {
-    js: 'import { createRequire as __clawtoolCreateRequire } from "node:module"; const require = __clawtoolCreateRequire(import.meta.url);'
-  },
-  // `node --enable-source-maps dist/main.js` maps stack traces back to src/.
-  sourcemap: "linked",
+  plugins: [
+    heapRanPlugin,
+    versionPlugin,
+    deepImportsPlugin,
+    noAjvPlugin,
+    jsonSchemaToTypeScriptPlugin,
+    prettierOnlyTypeScript
+  ],
+  // Inline here, so that the CommonJS step below maps back to src/ through it.
+  sourcemap: "inline",
   sourcesContent: false,
   metafile: true,
-  // Whitespace and comments go (names stay, so stack traces still read): V8 keeps the whole source in memory, as
-  // two bytes per character once a single comment has a non-ASCII character, and parses all of it at start-up.
-  minifyWhitespace: true,
-  charset: "ascii",
   logLevel: "warning"
 })
 
 /**
- * The bin. With splitting, esbuild orders a module's imports of shared chunks as it likes, and every chunk is evaluated
- * before the module's own code: src/heap.ts, first in src/main.ts, ran only after Effect, the SDK and zod had been
- * evaluated, the young generation grown to 8 MB semi-spaces by then. Imports are evaluated in order: the launcher sets
- * V8's flag before anything else of the bundle loads (ADR 008).
+ * ES module -> CommonJS, output by output. `import.meta.url` becomes the file's own URL, from `__filename`. Whitespace
+ * and comments go (names stay, so stack traces still read): V8 keeps the whole source in memory, as two bytes per
+ * character once a single comment has a non-ASCII character, and parses all of it at start-up. `node
+ * --enable-source-maps dist/main.js` maps stack traces back to src/ (the launcher then lets Node load the files).
  */
-writeFileSync(
-  outfile,
-  '#!/usr/bin/env node\n// The bin: src/heap.ts before the bundle (scripts/bundle.mjs).\nimport "./bin/heap.js"\nimport "./clawtool.js"\n'
+const commonJs = async (file, text) => {
+  // src/main.ts's shebang: the bin is dist/main.js, and a shebang inside the loader's function wrapper would not parse.
+  const out = await esbuild.transform(text.replace(/^#!.*\n/, ""), {
+    format: "cjs",
+    platform: "node",
+    target: "node20",
+    sourcefile: file,
+    define: { "import.meta.url": "__importMetaUrl" },
+    // `import("./bin/…")` becomes `require`, so that chunks loaded on demand go through the bin's loader too: Node's
+    // import() would load a second copy of every shared chunk they require.
+    supported: { "dynamic-import": false },
+    banner: 'const __importMetaUrl = require("node:url").pathToFileURL(__filename).href;',
+    sourcemap: "external",
+    minifyWhitespace: true,
+    charset: "ascii",
+    logLevel: "warning"
+  })
+  const name = Path.basename(file)
+  mkdirSync(Path.dirname(file), { recursive: true })
+  writeFileSync(file, `${out.code}//# sourceMappingURL=${name}.map\n`)
+  const map = JSON.parse(out.map)
+  // The map's sources are relative to the original outputs, which sat where these files are.
+  writeFileSync(`${file}.map`, JSON.stringify({ ...map, file: name, sourcesContent: undefined }))
+}
+await Promise.all(
+  built.outputFiles.filter((out) => out.path.endsWith(".cjs")).map((out) => commonJs(out.path, out.text))
 )
-rmSync(`${outfile}.map`, { force: true }) // tsc's, for the unbundled main.js this file replaces
+
+/**
+ * The bin: src/launcher.ts, bundled alone (src/heap.ts first, then the loader). With splitting, esbuild orders a
+ * module's imports of shared chunks as it likes and every chunk is evaluated before the module's own code: src/heap.ts
+ * must run before Effect, the SDK and zod are evaluated, the young generation still at its initial size (ADR 008).
+ */
+await esbuild.build({
+  entryPoints: [Path.join(root, "src", "launcher.ts")],
+  outfile,
+  bundle: true,
+  platform: "node",
+  format: "esm",
+  target: "node20",
+  banner: { js: "#!/usr/bin/env node\n// The bin: src/launcher.ts (scripts/bundle.mjs)." },
+  sourcemap: "linked",
+  sourcesContent: false,
+  minifyWhitespace: true,
+  charset: "ascii",
+  logLevel: "warning"
+})
 chmodSync(outfile, 0o755)
-const chunks = Object.keys(result.metafile.outputs).filter((path) => path.includes("/bin/") && path.endsWith(".js"))
-const [, output] = Object.entries(result.metafile.outputs).find(([path]) => path.endsWith("clawtool.js"))
+const outputs = Object.entries(built.metafile.outputs).filter(([path]) => path.endsWith(".cjs"))
+const [, output] = outputs.find(([path]) => path.endsWith("clawtool.cjs"))
 console.error(
-  `bundled ${Path.relative(root, bundleFile)} (loaded by the bin, ${Path.relative(root, outfile)}): ${Object.keys(output.inputs).length} modules, ${Math.round(output.bytes / 1024)} KiB (+ ${chunks.length} chunks in dist/bin loaded on demand)`
+  `bundled ${Path.relative(root, bundleFile)} (loaded by the bin, ${Path.relative(root, outfile)}): ${Object.keys(output.inputs).length} modules, ${Math.round(output.bytes / 1024)} KiB (+ ${outputs.length - 1} chunks in dist/bin loaded on demand)`
 )

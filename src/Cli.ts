@@ -10,13 +10,14 @@ import {
   readConfigText,
   validateConfigText
 } from "./cli/ConfigEdit.js"
+import { cacheDir } from "./cacheDir.js"
 import { withHelpText } from "./cli/HelpText.js"
 import * as Manage from "./cli/Manage.js"
 import { ConfigError } from "./domain/Errors.js"
 import { packageOfSource } from "./domain/Health.js"
 import { DaemonLive, HealthLive, listenAddress, type Location, StaticLive } from "./layers/Main.js"
 import { Daemon } from "./services/Daemon.js"
-import { CatalogCache, cacheDir } from "./services/CatalogCache.js"
+import { CatalogCache } from "./services/CatalogCache.js"
 import { Config, ConfigLocation, ProcessEnv, readText, resolveConfigPaths } from "./services/Config.js"
 import { Connect, defaultDaemonUrl } from "./services/Connect.js"
 import { Gateway } from "./services/Gateway.js"
@@ -558,11 +559,15 @@ const authCommand = Command.make("auth").pipe(
 const cacheClear = Command.make("clear", {}, () =>
   Effect.gen(function* () {
     const removed = yield* (yield* CatalogCache).clear
-    yield* Console.log(`removed ${removed} cached catalog${removed === 1 ? "" : "s"} from ${cacheDir()}`)
+    // The bin's V8 code cache (src/launcher.ts) lives beside the catalogs; it is rebuilt on the next start.
+    yield* Effect.sync(() => Fs.rmSync(Path.join(cacheDir(), "code"), { recursive: true, force: true }))
+    yield* Console.log(
+      `removed ${removed} cached catalog${removed === 1 ? "" : "s"} and the code cache from ${cacheDir()}`
+    )
   }).pipe(Effect.provide(CatalogCache.Default))
 ).pipe(
   Command.withDescription(
-    "Remove every persisted catalog (the tools each source last listed, kept so the next start serves them at once). Sources list again on their next start."
+    "Remove every persisted catalog (the tools each source last listed, kept so the next start serves them at once) and the bin's code cache. Sources list again on their next start."
   )
 )
 

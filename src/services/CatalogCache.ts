@@ -1,10 +1,10 @@
 import { Effect, Layer, Option } from "effect"
 import { createHash } from "node:crypto"
 import * as fs from "node:fs"
-import * as os from "node:os"
 import * as path from "node:path"
 import type { JsonObject, Tool } from "../domain/Mcp.js"
 import { isJsonObject, type Prompt, type Resource, type ResourceTemplate } from "../domain/Surface.js"
+import { cacheDir } from "../cacheDir.js"
 import * as Version from "../version.js"
 
 /**
@@ -126,17 +126,6 @@ const textOf = (key: string, catalog: CachedCatalog): string =>
       onSome: (lists) => ({ format, key, tools: catalog.tools, ...lists })
     })
   )
-
-/** `CLAWTOOL_CACHE_DIR`, else `$XDG_CACHE_HOME/clawtool`, else `~/.cache/clawtool`. */
-export const cacheDir = (env: NodeJS.ProcessEnv = process.env): string =>
-  env.CLAWTOOL_CACHE_DIR !== undefined && env.CLAWTOOL_CACHE_DIR !== ""
-    ? env.CLAWTOOL_CACHE_DIR
-    : path.join(
-        env.XDG_CACHE_HOME !== undefined && env.XDG_CACHE_HOME !== ""
-          ? env.XDG_CACHE_HOME
-          : path.join(os.homedir(), ".cache"),
-        "clawtool"
-      )
 
 const readText = (file: string): string | undefined => {
   try {
