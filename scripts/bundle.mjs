@@ -145,20 +145,6 @@ const prettierOnlyTypeScript = {
   }
 }
 
-/**
- * src/main.ts imports src/heap.ts first, for tsc's unbundled main.js. The launcher has run it before the bundle loads
- * (below): a second copy would set the flags again and keep a second record of TurboFan's pause.
- */
-const heapRanPlugin = {
-  name: "clawtool-heap-ran",
-  setup(build) {
-    build.onLoad({ filter: /[\\/]src[\\/]heap\.ts$/ }, () => ({
-      contents: "// src/heap.ts ran in the launcher (scripts/bundle.mjs)\n",
-      loader: "ts"
-    }))
-  }
-}
-
 const built = await esbuild.build({
   // src/main.ts becomes dist/clawtool.cjs; dist/main.js, the bin, is the launcher built below from src/launcher.ts.
   entryPoints: { clawtool: Path.join(root, "src", "main.ts") },
@@ -176,14 +162,7 @@ const built = await esbuild.build({
   platform: "node",
   format: "esm",
   target: "node20",
-  plugins: [
-    heapRanPlugin,
-    versionPlugin,
-    deepImportsPlugin,
-    noAjvPlugin,
-    jsonSchemaToTypeScriptPlugin,
-    prettierOnlyTypeScript
-  ],
+  plugins: [versionPlugin, deepImportsPlugin, noAjvPlugin, jsonSchemaToTypeScriptPlugin, prettierOnlyTypeScript],
   // Inline here, so that the CommonJS step below maps back to src/ through it.
   sourcemap: "inline",
   sourcesContent: false,

@@ -6,7 +6,7 @@
 import { withStartupFlags } from "./heap.js"
 import { createHash } from "node:crypto"
 import * as fs from "node:fs"
-import Module, { createRequire } from "node:module"
+import { createRequire } from "node:module"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import * as vm from "node:vm"
@@ -54,6 +54,14 @@ const writeCache = (file: string, sourceHash: Buffer, payload: Buffer): void => 
     throw error
   }
 }
+
+/**
+ * The bundle has no import() left (scripts/bundle.mjs turns them into requires); should one appear, Node's default
+ * loader serves it where Node has the option (20.12 and later) rather than failing at the call.
+ */
+const mainContextLoader: number | undefined = vm.constants?.USE_MAIN_CONTEXT_DEFAULT_LOADER
+const dynamicImport: Pick<vm.ScriptOptions, "importModuleDynamically"> =
+  mainContextLoader === undefined ? {} : { importModuleDynamically: mainContextLoader }
 
 interface Loaded {
   exports: unknown
@@ -113,10 +121,11 @@ const loadWithCodeCache = (codeDir: string): unknown => {
     const cachedData = readCache(cacheFileOf(file), sourceHash)
     const script = withStartupFlags(
       () =>
-        new vm.Script(Module.wrap(source), {
+        // CommonJS's function wrapper, as Node's own loader writes it.
+        new vm.Script(`(function (exports, require, module, __filename, __dirname) { ${source}\n});`, {
           filename: file,
           ...(cachedData === undefined ? {} : { cachedData }),
-          importModuleDynamically: vm.constants.USE_MAIN_CONTEXT_DEFAULT_LOADER
+          ...dynamicImport
         })
     )
     if (cachedData === undefined || script.cachedDataRejected === true) {

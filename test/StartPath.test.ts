@@ -194,7 +194,7 @@ describe("the bin's code cache", () => {
   })
 
   it.scopedLive(
-    "loads the chunks a tool call needs through the same loader; a cache written late in a long run is used by the next",
+    "loads on-demand chunks through the same loader; a cache written late in a long run is used by the next",
     () =>
       Effect.gen(function* () {
         const cache = freshCacheDir()
