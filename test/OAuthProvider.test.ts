@@ -259,4 +259,30 @@ describe("the token store's lock file (one flow at a time across clawtool proces
       yield* Effect.promise(() => again!())
     })
   )
+
+  it.live("takers that find the same lock stale at once break it once: one holder at a time", () =>
+    Effect.gen(function* () {
+      const file = path.join(tempDir(), "src.json.lock")
+      const gone = spawnSync(process.execPath, ["-e", "0"]).pid!
+      for (let round = 0; round < 20; round++) {
+        fs.writeFileSync(file, `${gone} deadbeef`)
+        let holders = 0
+        let most = 0
+        yield* Effect.promise(() =>
+          Promise.all(
+            // Staggered by a few ms: some find it stale while another has just broken it and taken its own.
+            Array.from({ length: 12 }, async (_, i) => {
+              await new Promise((resume) => setTimeout(resume, i % 4))
+              const release = await takeFileLock(file)
+              most = Math.max(most, ++holders)
+              await new Promise((resume) => setTimeout(resume, 20))
+              holders--
+              await release!()
+            })
+          )
+        )
+        assert.strictEqual(most, 1, `round ${round}: two takers held the lock at once`)
+      }
+    })
+  )
 })

@@ -113,16 +113,16 @@ export const takeFileLock = async (file: string): Promise<(() => Promise<void>) 
       held !== undefined &&
       stat !== undefined &&
       ((Number.isInteger(pid) && pid > 0 && !alive(pid)) || Date.now() - stat.mtimeMs > lockFailSafeMs)
-    // Broken by renaming it away first: of several waiters that found it stale, one moves it, the others find it gone.
+    // Broken by one waiter at a time, under `<lock>.break`, and only while the file still holds what was found stale:
+    // of two waiters that found it stale at once, the later one would otherwise remove the lock the first one took
+    // meanwhile (two holders: a rotating refresh token presented twice). A breaker that died is stale in its turn.
     if (stale) {
-      const aside = `${file}.${process.pid}.stale`
-      if (
-        await Fs.rename(file, aside).then(
-          () => true,
-          () => false
-        )
-      )
-        await Fs.rm(aside, { force: true })
+      const dropBreaker = await takeFileLock(`${file}.break`)
+      try {
+        if ((await Fs.readFile(file, "utf8").catch(() => undefined)) === held) await Fs.rm(file, { force: true })
+      } finally {
+        await dropBreaker?.()
+      }
       continue
     }
     await new Promise((resume) => setTimeout(resume, lockPollMs))
