@@ -4,7 +4,7 @@
 // over tsc's: src/launcher.ts (the heap flag, then the bundle with V8's code cache). Loading ~1,100 separate ES modules
 // was most of clawtool's start-up; see docs/decisions/008-bundled-bin.md and 027-code-cache.md.
 import * as esbuild from "esbuild"
-import { chmodSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import * as Path from "node:path"
 import { fileURLToPath } from "node:url"
 
@@ -176,9 +176,54 @@ const built = await esbuild.build({
  * character once a single comment has a non-ASCII character, and parses all of it at start-up. `node
  * --enable-source-maps dist/main.js` maps stack traces back to src/ (the launcher then lets Node load the files).
  */
+/** Outputs with no lazily initialised module (esbuild's `__esm`): every export is set once the file has run. */
+const settled = new Set(
+  built.outputFiles.filter((out) => !out.text.includes("__esm(")).map((out) => Path.basename(out.path))
+)
+
+// What `bindOnce` below relies on, checked on every build rather than assumed: the static imports between outputs form
+// no cycle, and no bundled module exports a `let` (a binding it could reassign after it ran).
+const importsOf = (output) =>
+  built.metafile.outputs[output].imports.filter((i) => i.kind === "import-statement" && !i.external).map((i) => i.path)
+const visiting = new Set()
+const done = new Set()
+const acyclic = (output) => {
+  if (done.has(output)) return
+  if (visiting.has(output)) throw new Error(`bundle: the static imports between outputs have a cycle at ${output}`)
+  visiting.add(output)
+  for (const imported of importsOf(output)) acyclic(imported)
+  visiting.delete(output)
+  done.add(output)
+}
+for (const output of Object.keys(built.metafile.outputs)) acyclic(output)
+for (const input of Object.keys(built.metafile.inputs)) {
+  const file = Path.join(root, input)
+  if (existsSync(file) && /^\s*export\s+let\s/m.test(readFileSync(file, "utf8"))) {
+    throw new Error(`bundle: ${input} exports a let, which bindOnce would read once: keep it out of bindOnce first`)
+  }
+}
+
+/**
+ * `import { a as b } from "./chunk.cjs"` -> `const { a: b } = require("./chunk.cjs")` for a settled chunk: the importer
+ * reads each export once, at load, instead of through esbuild's export getter at every use (calls between bundle files
+ * are most calls). Safe because the chunk graph has no cycles (a chunk imports only chunks of a superset of its entry
+ * points) and no bundled module reassigns an export after it ran; a chunk with `__esm` keeps live bindings. Line
+ * breaks are kept, so the inline source map still lines up.
+ */
+const bindOnce = (text) =>
+  text.replace(/^import\s*\{([^}]*)\}\s*from\s*"(\.{1,2}\/[^"]+\.cjs)";/gm, (all, names, specifier) => {
+    if (!settled.has(Path.basename(specifier))) return all
+    const bindings = names
+      .split(",")
+      .map((name) => name.trim())
+      .filter((name) => name !== "")
+      .map((name) => name.replace(/\s+as\s+/, ": "))
+    return `const { ${bindings.join(", ")} } = require(${JSON.stringify(specifier)});${"\n".repeat(all.split("\n").length - 1)}`
+  })
+
 const commonJs = async (file, text) => {
   // src/main.ts's shebang: the bin is dist/main.js, and a shebang inside the loader's function wrapper would not parse.
-  const out = await esbuild.transform(text.replace(/^#!.*\n/, ""), {
+  const out = await esbuild.transform(bindOnce(text.replace(/^#!.*\n/, "")), {
     format: "cjs",
     platform: "node",
     target: "node20",
