@@ -170,12 +170,6 @@ const built = await esbuild.build({
   logLevel: "warning"
 })
 
-/**
- * ES module -> CommonJS, output by output. `import.meta.url` becomes the file's own URL, from `__filename`. Whitespace
- * and comments go (names stay, so stack traces still read): V8 keeps the whole source in memory, as two bytes per
- * character once a single comment has a non-ASCII character, and parses all of it at start-up. `node
- * --enable-source-maps dist/main.js` maps stack traces back to src/ (the launcher then lets Node load the files).
- */
 /** Outputs with no lazily initialised module (esbuild's `__esm`): every export is set once the file has run. */
 const settled = new Set(
   built.outputFiles.filter((out) => !out.text.includes("__esm(")).map((out) => Path.basename(out.path))
@@ -221,6 +215,12 @@ const bindOnce = (text) =>
     return `const { ${bindings.join(", ")} } = require(${JSON.stringify(specifier)});${"\n".repeat(all.split("\n").length - 1)}`
   })
 
+/**
+ * ES module -> CommonJS, output by output. `import.meta.url` becomes the file's own URL, from `__filename`. Whitespace
+ * and comments go (names stay, so stack traces still read): V8 keeps the whole source in memory, as two bytes per
+ * character once a single comment has a non-ASCII character, and parses all of it at start-up. `node
+ * --enable-source-maps dist/main.js` maps stack traces back to src/ (the launcher then lets Node load the files).
+ */
 const commonJs = async (file, text) => {
   // src/main.ts's shebang: the bin is dist/main.js, and a shebang inside the loader's function wrapper would not parse.
   const out = await esbuild.transform(bindOnce(text.replace(/^#!.*\n/, "")), {

@@ -10,7 +10,7 @@ import {
   readConfigText,
   validateConfigText
 } from "./cli/ConfigEdit.js"
-import { cacheDir } from "./cacheDir.js"
+import { cacheDir, codeCacheDir } from "./cacheDir.js"
 import { withHelpText } from "./cli/HelpText.js"
 import * as Manage from "./cli/Manage.js"
 import { ConfigError } from "./domain/Errors.js"
@@ -560,7 +560,7 @@ const cacheClear = Command.make("clear", {}, () =>
   Effect.gen(function* () {
     const removed = yield* (yield* CatalogCache).clear
     // The bin's V8 code cache (src/launcher.ts) lives beside the catalogs; it is rebuilt on the next start.
-    yield* Effect.sync(() => Fs.rmSync(Path.join(cacheDir(), "code"), { recursive: true, force: true }))
+    yield* Effect.sync(() => Fs.rmSync(codeCacheDir(), { recursive: true, force: true }))
     yield* Console.log(
       `removed ${removed} cached catalog${removed === 1 ? "" : "s"} and the code cache from ${cacheDir()}`
     )

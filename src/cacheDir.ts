@@ -15,3 +15,6 @@ export const cacheDir = (env: NodeJS.ProcessEnv = process.env): string =>
           : path.join(os.homedir(), ".cache"),
         "clawtool"
       )
+
+/** V8's code cache of the bin (src/launcher.ts), inside the cache folder; `clawtool cache clear` removes it. */
+export const codeCacheDir = (env: NodeJS.ProcessEnv = process.env): string => path.join(cacheDir(env), "code")

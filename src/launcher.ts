@@ -1,4 +1,4 @@
-// The bin, dist/main.js (scripts/bundle.mjs builds it from this file alone): sets V8's heap flag (src/heap.ts) before
+// The bin, dist/main.js (scripts/bundle.mjs builds it from this file alone): sets V8's flags (src/heap.ts) before
 // anything else, then loads the CommonJS bundle of src/main.ts (dist/clawtool.cjs and its chunks in dist/bin/) with
 // V8's code cache, so that V8 neither parses nor compiles the start path again once a first run has cached it.
 // Node 20 caches no ES module and no CommonJS module of its own accord (module.enableCompileCache is Node 22): this
@@ -10,7 +10,7 @@ import { createRequire } from "node:module"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import * as vm from "node:vm"
-import { cacheDir } from "./cacheDir.js"
+import { codeCacheDir } from "./cacheDir.js"
 
 const here = path.dirname(fileURLToPath(import.meta.url))
 const entry = path.join(here, "clawtool.cjs")
@@ -154,5 +154,5 @@ if (process.env.NODE_DISABLE_COMPILE_CACHE !== undefined || process.sourceMapsEn
   createRequire(import.meta.url)(entry)
 else
   loadWithCodeCache(
-    path.join(cacheDir(), "code", `${process.version}-${process.arch}-${sha256(here).toString("hex").slice(0, 12)}`)
+    path.join(codeCacheDir(), `${process.version}-${process.arch}-${sha256(here).toString("hex").slice(0, 12)}`)
   )

@@ -53,10 +53,13 @@ describe("persisted catalog and lazy sources (built CLI)", () => {
         assert.deepStrictEqual(survived.names, cold.names)
         assert.include(fs.readFileSync(path.join(cacheDir, file!), "utf8"), "echo")
 
+        // The bin's code cache (ADR 027) sits beside the catalogs, written by the sessions above.
+        assert.isTrue(fs.existsSync(path.join(cacheDir, "code")), "the code cache was written")
         const cleared = runCli(["cache", "clear"], { CLAWTOOL_CACHE_DIR: cacheDir })
         assert.strictEqual(cleared.code, 0, cleared.stderr)
-        assert.include(cleared.stdout, "removed 1 cached catalog")
+        assert.include(cleared.stdout, "removed 1 cached catalog and the code cache")
         assert.deepStrictEqual(catalogFiles(cacheDir), [])
+        assert.isFalse(fs.existsSync(path.join(cacheDir, "code")), "cache clear removes the code cache")
       }),
     60_000
   )
