@@ -1,4 +1,4 @@
-import { assert, describe, it } from "@effect/vitest"
+import { assert, describe, it, onTestFinished } from "@effect/vitest"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
 import { Effect } from "effect"
@@ -153,9 +153,57 @@ describe("OAuth provider against an SDK authorization server", () => {
       assert.instanceOf(error, AuthRequired)
       assert.include((error as AuthRequired).message, "clawtool auth login linear")
       assert.strictEqual(server.counters.authorizations, 1)
-      assert.isUndefined(
-        Store.currentGrant(yield* Effect.promise(() => Store.load(dir, "linear", server.mcpUrl))).tokens
-      )
+      const grant = Store.currentGrant(yield* Effect.promise(() => Store.load(dir, "linear", server.mcpUrl)))
+      assert.isUndefined(grant.tokens)
+      // Only the tokens went: the client stays registered.
+      assert.isString(grant.client?.client_id)
+    })
+  )
+
+  it.live("invalidateCredentials forgets only what its scope names: tokens, client, verifier, discovery, or all", () =>
+    Effect.promise(async () => {
+      const dir = tempDir("clawtool-state-")
+      onTestFinished(() => fs.rmSync(dir, { recursive: true, force: true }))
+      const url = "https://a.example/mcp"
+      const issuer = "https://as.example/"
+      const client = { client_id: "registered", redirect_uris: ["http://127.0.0.1:4000/callback"] }
+      const tokens = { access_token: "at", token_type: "bearer", refresh_token: "rt", expires_in: 3600 }
+      const discovery = { authorizationServerUrl: issuer }
+      const provider = new SourceOAuthProvider({
+        instance: "linear",
+        url,
+        settings: {},
+        dir,
+        mode: { kind: "background" }
+      })
+      /** What is left after `scope` is invalidated in a full record (client, tokens, discovery, a PKCE verifier). */
+      const left = async (scope: "all" | "client" | "tokens" | "verifier" | "discovery") => {
+        await Store.save(dir, "linear", {
+          ...Store.emptyRecord(url),
+          issuer,
+          discovery,
+          grants: { [issuer]: { client, tokens, obtainedAt: 1 } }
+        })
+        await provider.saveCodeVerifier("verifier")
+        await provider.invalidateCredentials(scope)
+        const record = await Store.load(dir, "linear", url)
+        return {
+          grant: Store.currentGrant(record),
+          discovery: record.discovery,
+          verifier: await provider.codeVerifier().catch(() => undefined)
+        }
+      }
+      const full = { client, tokens, obtainedAt: 1 }
+      // A refused refresh token (invalid_grant) ends the tokens only: the registered client is kept for the next login.
+      assert.deepStrictEqual(await left("tokens"), { grant: { client }, discovery, verifier: "verifier" })
+      assert.deepStrictEqual(await left("client"), {
+        grant: { tokens, obtainedAt: 1 },
+        discovery,
+        verifier: "verifier"
+      })
+      assert.deepStrictEqual(await left("verifier"), { grant: full, discovery, verifier: undefined })
+      assert.deepStrictEqual(await left("discovery"), { grant: full, discovery: undefined, verifier: "verifier" })
+      assert.deepStrictEqual(await left("all"), { grant: {}, discovery: undefined, verifier: undefined })
     })
   )
 

@@ -138,6 +138,8 @@ const browserLogin = (config: string, state: string, work: string) =>
       BROWSER_LOG: log
     })
     assert.strictEqual(login.code, 0, login.stderr)
+    // The token file alone: the login's lock file was removed before the process exited.
+    assert.deepStrictEqual(fs.readdirSync(path.join(state, "oauth")), ["linear.json"])
     return { login, opened: fs.readFileSync(log, "utf8").trim() }
   })
 

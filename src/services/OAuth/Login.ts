@@ -174,7 +174,9 @@ export const login = async (options: LoginOptions): Promise<void> => {
         ...(authorizationCode === undefined ? {} : { authorizationCode }),
         ...(hints.resourceMetadataUrl === undefined ? {} : { resourceMetadataUrl: hints.resourceMetadataUrl }),
         ...(hints.scope === undefined ? {} : { scope: hints.scope })
-      }).catch((error: unknown) => {
+      }).catch(async (error: unknown) => {
+        // A flow that throws frees nothing itself: the lock file must not outlive this process.
+        await provider.releaseLock()
         throw error instanceof OAuthError
           ? error
           : fail(instance, "Flow", `the OAuth flow with ${origin} failed: ${why(error)}`)

@@ -58,7 +58,6 @@ interface Shared {
   refreshing: Promise<void> | undefined
   /** Resolves when the flow holding the lock ends; undefined when free. */
   held: Promise<void> | undefined
-  release: (() => void) | undefined
   /** Refreshes performed (for tests and logs). */
   refreshes: number
 }
@@ -67,7 +66,7 @@ const sharedOf = (dir: string, instance: string): Shared => {
   const key = Store.fileOf(dir, instance)
   let entry = shared.get(key)
   if (entry === undefined) {
-    entry = { refreshing: undefined, held: undefined, release: undefined, refreshes: 0 }
+    entry = { refreshing: undefined, held: undefined, refreshes: 0 }
     shared.set(key, entry)
   }
   return entry
@@ -149,6 +148,8 @@ export class SourceOAuthProvider implements OAuthClientProvider {
   private readonly now: () => number
   /** Set on the provider a refresh runs with: it holds the lock already and must not refresh from tokens() again. */
   private inner = false
+  /** Frees the source's lock while a flow of this provider holds it. */
+  private release: (() => Promise<void>) | undefined
 
   constructor(private readonly options: ProviderOptions) {
     this.shared = sharedOf(options.dir, options.instance)
@@ -191,8 +192,8 @@ export class SourceOAuthProvider implements OAuthClientProvider {
   }
 
   /** The error that ends a background flow; the flow's lock is released first (no callback follows a throw). */
-  private required(reason: AuthRequired["reason"], detail: string) {
-    this.releaseLock()
+  private async required(reason: AuthRequired["reason"], detail: string) {
+    await this.releaseLock()
     return new AuthRequired({ instance: this.options.instance, reason, detail })
   }
 
@@ -211,7 +212,7 @@ export class SourceOAuthProvider implements OAuthClientProvider {
     if (mode.kind === "login" && client !== undefined && !registeredFor(client, mode.redirectUrl)) return undefined
     // In the background a registration would be a side effect no one asked for, and useless without the browser step.
     if (client === undefined && this.options.mode.kind === "background") {
-      throw this.required("NoGrant", "no client is registered with the authorization server")
+      throw await this.required("NoGrant", "no client is registered with the authorization server")
     }
     return client
   }
@@ -247,20 +248,23 @@ export class SourceOAuthProvider implements OAuthClientProvider {
 
   async saveTokens(tokens: OAuthTokens): Promise<void> {
     const obtainedAt = this.now()
-    await Store.updateGrant(this.options.dir, this.options.instance, this.options.url, tokens.issuer, (grant) => ({
-      ...grant,
-      // A refresh answer may leave the refresh token out: the old one stays valid then (RFC 6749 §6).
-      tokens: { ...tokens, refresh_token: tokens.refresh_token ?? grant.tokens?.refresh_token },
-      obtainedAt
-    }))
-    this.releaseLock()
+    try {
+      await Store.updateGrant(this.options.dir, this.options.instance, this.options.url, tokens.issuer, (grant) => ({
+        ...grant,
+        // A refresh answer may leave the refresh token out: the old one stays valid then (RFC 6749 §6).
+        tokens: { ...tokens, refresh_token: tokens.refresh_token ?? grant.tokens?.refresh_token },
+        obtainedAt
+      }))
+    } finally {
+      await this.releaseLock()
+    }
   }
 
   async redirectToAuthorization(url: URL): Promise<void> {
-    this.releaseLock()
     if (this.options.mode.kind === "background") {
-      throw this.required("LoginNeeded", "the authorization server asks for the browser step")
+      throw await this.required("LoginNeeded", "the authorization server asks for the browser step")
     }
+    await this.releaseLock()
     await this.options.mode.open(url)
   }
 
@@ -273,25 +277,33 @@ export class SourceOAuthProvider implements OAuthClientProvider {
     return this.verifier
   }
 
+  /** Forgets what `scope` names (the SDK's contract), nothing else: a refused refresh token keeps the client. */
   async invalidateCredentials(scope: "all" | "client" | "tokens" | "verifier" | "discovery"): Promise<void> {
-    // The SDK retries its flow right after this, starting with discoveryState(): let it take the lock again.
-    this.releaseLock()
-    if (scope === "verifier") {
-      this.verifier = undefined
-      return
+    if (scope === "all" || scope === "verifier") this.verifier = undefined
+    try {
+      if (scope === "verifier") return
+      await Store.update(this.options.dir, this.options.instance, this.options.url, (record) => {
+        const issuer = record.issuer
+        const grant = Store.currentGrant(record)
+        const kept: Store.Grant =
+          scope === "all"
+            ? {}
+            : scope === "client"
+              ? { ...grant, client: undefined }
+              : scope === "tokens"
+                ? { ...grant, tokens: undefined, obtainedAt: undefined }
+                : grant
+        return {
+          ...record,
+          grants: issuer === undefined ? record.grants : { ...record.grants, [issuer]: kept },
+          ...(scope === "all" || scope === "discovery" ? { discovery: undefined } : {})
+        }
+      })
+    } finally {
+      // The SDK retries its flow right after this, starting with discoveryState(): let it take the lock again, once
+      // the store no longer holds what was invalidated.
+      await this.releaseLock()
     }
-    await Store.update(this.options.dir, this.options.instance, this.options.url, (record) => {
-      const issuer = record.issuer
-      const grant = Store.currentGrant(record)
-      const kept: Store.Grant =
-        scope === "all" ? {} : scope === "client" ? { ...grant, client: undefined } : scope === "tokens" ? {} : grant
-      const grants = issuer === undefined ? record.grants : { ...record.grants, [issuer]: { ...kept } }
-      return {
-        ...record,
-        grants,
-        ...(scope === "all" || scope === "discovery" ? { discovery: undefined } : {})
-      }
-    })
   }
 
   /** The first call of every SDK flow: it waits for the source's lock, so flows (and refreshes) run one at a time. */
@@ -331,7 +343,7 @@ export class SourceOAuthProvider implements OAuthClientProvider {
         this.shared.refreshes++
         await auth(view, { serverUrl: this.options.url })
       } finally {
-        this.releaseLock()
+        await this.releaseLock()
       }
     })()
     this.shared.refreshing = run
@@ -350,21 +362,23 @@ export class SourceOAuthProvider implements OAuthClientProvider {
     // Taken now, so no other flow of this process starts while this one waits for another process's lock.
     this.shared.held = held
     const dropFile = await takeFileLock(`${Store.fileOf(this.options.dir, this.options.instance)}.lock`)
-    const release = () => {
-      clearTimeout(timer)
-      if (this.shared.held === held) {
-        this.shared.held = undefined
-        this.shared.release = undefined
-      }
-      void dropFile?.().catch(() => undefined)
-      resolve()
-    }
-    const timer = setTimeout(release, lockFailSafeMs)
+    let released: Promise<void> | undefined
+    // Resolves once the lock file is gone: a process that exits right after the flow (`auth login`) leaves none.
+    const release = () =>
+      (released ??= (async () => {
+        clearTimeout(timer)
+        if (this.release === release) this.release = undefined
+        await dropFile?.().catch(() => undefined)
+        if (this.shared.held === held) this.shared.held = undefined
+        resolve()
+      })())
+    const timer = setTimeout(() => void release(), lockFailSafeMs)
     timer.unref()
-    this.shared.release = release
+    this.release = release
   }
 
-  private releaseLock() {
-    if (!this.inner) this.shared.release?.()
+  /** Frees the lock a flow of this provider holds, if any (a flow that ends by throwing calls nothing that frees it). */
+  releaseLock(): Promise<void> {
+    return this.inner ? Promise.resolve() : (this.release?.() ?? Promise.resolve())
   }
 }
