@@ -34,7 +34,7 @@ const loginTo = (server: OAuthServer, dir: string, instance = "linear", lines: A
     })
   )
 
-/** An SDK client over streamable HTTP with the background (serve) provider of `instance`. */
+/** An SDK client over streamable HTTP with the background (serve) provider of `instance`, its fetch as serve's. */
 const connect = (server: OAuthServer, dir: string, instance = "linear") =>
   Effect.acquireRelease(
     Effect.gen(function* () {
@@ -46,7 +46,10 @@ const connect = (server: OAuthServer, dir: string, instance = "linear") =>
         mode: { kind: "background" }
       })
       const client = new Client({ name: "test", version: "1.0.0" })
-      const transport = new StreamableHTTPClientTransport(new URL(server.mcpUrl), { authProvider: provider })
+      const transport = new StreamableHTTPClientTransport(new URL(server.mcpUrl), {
+        authProvider: provider,
+        fetch: provider.retryingFetch(fetch)
+      })
       yield* Effect.promise(() => client.connect(transport))
       return { client, provider }
     }),
@@ -120,18 +123,21 @@ describe("OAuth provider against an SDK authorization server", () => {
     })
   )
 
-  it.scopedLive("401s on many calls at once run one refresh at a time: the rotating refresh token survives", () =>
+  it.scopedLive("60 calls refused with 401 at once (5 clients) share one refresh and all succeed", () =>
     Effect.gen(function* () {
       const server = yield* oauthServer()
       const dir = tempDir("clawtool-state-")
+      onTestFinished(() => fs.rmSync(dir, { recursive: true, force: true }))
       yield* loginTo(server, dir)
       const clients = yield* Effect.all(Array.from({ length: 5 }, () => connect(server, dir)))
       server.revokeAccess()
-      yield* Effect.all(
-        clients.map(({ client }) => Effect.either(whoami(client))),
+      const results = yield* Effect.all(
+        clients.flatMap(({ client }) => Array.from({ length: 12 }, () => whoami(client))),
         { concurrency: "unbounded" }
       )
-      assert.isAtLeast(server.counters.refreshes, 1)
+      assert.strictEqual(results.filter((text) => text.includes("client:")).length, 60, results.join("\n"))
+      assert.isAtLeast(server.counters.unauthorized, 60, "every call met the revoked token")
+      assert.strictEqual(server.counters.refreshes, 1)
       assert.strictEqual(server.counters.refreshReuse, 0)
       // The grant is intact: a new connection works without a login.
       const { client } = yield* connect(server, dir)

@@ -1,4 +1,3 @@
-import type { OAuthClientProvider } from "@modelcontextprotocol/sdk/client/auth.js"
 import { Effect, Layer, Option } from "effect"
 import { type OAuthConfig, oauthOf, type SourceConfig } from "../domain/Config.js"
 import { SourceError } from "../domain/Errors.js"
@@ -7,7 +6,7 @@ import { OAuthError } from "./OAuth/Errors.js"
 import type { OAuthSettings } from "./OAuth/Provider.js"
 import * as Store from "./OAuth/Store.js"
 import { expand, Secrets } from "./Secrets.js"
-import { loginCommand, RemoteAuth } from "./SourceClient/RemoteAuth.js"
+import { loginCommand, RemoteAuth, type SourceAuthProvider } from "./SourceClient/RemoteAuth.js"
 
 /** One row of `clawtool auth status`: never a token, never a secret. */
 export interface AuthStatusRow {
@@ -129,7 +128,7 @@ export class OAuth extends Effect.Service<OAuth>()("clawtool/OAuth", {
           ),
           Effect.zipRight(Effect.promise(loadProvider)),
           Effect.map(
-            ({ SourceOAuthProvider }): OAuthClientProvider =>
+            ({ SourceOAuthProvider }): SourceAuthProvider =>
               new SourceOAuthProvider({ instance, url, settings, dir, mode: { kind: "background" } })
           )
         )

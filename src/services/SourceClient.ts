@@ -1,4 +1,3 @@
-import type { OAuthClientProvider } from "@modelcontextprotocol/sdk/client/auth.js"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { McpError } from "@modelcontextprotocol/sdk/types.js"
 import { Deferred, Duration, Effect, Option, type Scope } from "effect"
@@ -17,6 +16,7 @@ import type { HostPort } from "./HostBridge.js"
 import { Reaper, type ReaperShape } from "./Reaper.js"
 import type { RemoteTransport } from "../domain/Config.js"
 import * as Relay from "./SourceClient/Relay.js"
+import type { SourceAuthProvider } from "./SourceClient/RemoteAuth.js"
 import { isOwnTimeout, sdkListTools, sdkToolCall, serverOf } from "./SourceClient/SdkCall.js"
 import * as Surface from "./SourceClient/Surface.js"
 
@@ -46,7 +46,7 @@ export interface RemoteLaunchSpec {
   readonly transport: RemoteTransport
   readonly headers: Readonly<Record<string, string>>
   /** The source's OAuth client, when `oauth` is set (RemoteAuth). */
-  readonly authProvider?: OAuthClientProvider | undefined
+  readonly authProvider?: SourceAuthProvider | undefined
   readonly callTimeout?: Duration.Duration | undefined
   readonly host?: HostPort | undefined
 }

@@ -88,25 +88,27 @@ const healthJson = (config: string, env: Record<string, string>) =>
   })
 
 /**
- * An OAuth server with 4 s access tokens and rotating refresh tokens, and a config with one `oauth` source "linear" on
- * it; `background` is the env of serve and health (a browser trap that records any attempt to open one).
+ * An OAuth server with 4 s access tokens (unless `accessTtl` says otherwise) and rotating refresh tokens, and a config
+ * with one `oauth` source "linear" on it; `background` is the env of serve and health (a browser trap that records any
+ * attempt to open one).
  */
-const oauthSource = Effect.gen(function* () {
-  const server = yield* Effect.acquireRelease(
-    Effect.promise(() => startOAuthServer({ accessTtl: 4 })),
-    (server) => Effect.promise(() => server.close())
-  )
-  const work = tempDir("clawtool-oauth-")
-  const state = path.join(work, "state")
-  const trap = trapBrowser(work)
-  const config = writeConfig(`
+const oauthSource = (accessTtl = 4) =>
+  Effect.gen(function* () {
+    const server = yield* Effect.acquireRelease(
+      Effect.promise(() => startOAuthServer({ accessTtl })),
+      (server) => Effect.promise(() => server.close())
+    )
+    const work = tempDir("clawtool-oauth-")
+    const state = path.join(work, "state")
+    const trap = trapBrowser(work)
+    const config = writeConfig(`
     [sources.linear]
     url = ${JSON.stringify(server.mcpUrl)}
     oauth = true
   `)
-  const background = { CLAWTOOL_STATE_DIR: state, BROWSER: trap.script }
-  return { server, work, state, trap, config, background }
-})
+    const background = { CLAWTOOL_STATE_DIR: state, BROWSER: trap.script }
+    return { server, work, state, trap, config, background }
+  })
 
 /** A call of the fixture's whoami tool (`name` as the client sees it), as its content's JSON. */
 const whoami = (client: Client, name: string) =>
@@ -144,18 +146,19 @@ const browserLogin = (config: string, state: string, work: string) =>
   })
 
 /** The same, with a grant stored by `clawtool auth login` (scripted browser). */
-const loggedIn = Effect.gen(function* () {
-  const source = yield* oauthSource
-  yield* browserLogin(source.config, source.state, source.work)
-  return source
-})
+const loggedIn = (accessTtl?: number) =>
+  Effect.gen(function* () {
+    const source = yield* oauthSource(accessTtl)
+    yield* browserLogin(source.config, source.state, source.work)
+    return source
+  })
 
 describe("clawtool auth (built CLI) against an OAuth authorization server started by the test", () => {
   it.scopedLive(
     "login with a scripted browser, 0600 tokens, status without tokens, a call with the stored grant, one refresh under 10 concurrent calls, logout",
     () =>
       Effect.gen(function* () {
-        const { server, work, state, trap, config, background } = yield* oauthSource
+        const { server, work, state, trap, config, background } = yield* oauthSource()
 
         // Before any login: unauthenticated, with the exact command, and no browser, no registration.
         const before = yield* healthJson(config, background)
@@ -272,7 +275,7 @@ describe("clawtool auth (built CLI) against an OAuth authorization server starte
   // The same flow through `clawtool serve`, as the host sees it.
   it.scopedLive("serve calls an OAuth source with the CLI's grant, refreshes once under 10 concurrent calls", () =>
     Effect.gen(function* () {
-      const { server, config, background, trap } = yield* loggedIn
+      const { server, config, background, trap } = yield* loggedIn()
       const client = yield* serveWith(config, background)
       assert.include(yield* whoami(client, "linear__whoami"), "client:")
       yield* refreshedOnce(
@@ -293,7 +296,7 @@ describe("clawtool auth (built CLI) against an OAuth authorization server starte
     "two serve processes sharing the token store (two host windows) refresh once between them: the rotating token survives",
     () =>
       Effect.gen(function* () {
-        const { server, config, background, trap } = yield* loggedIn
+        const { server, config, background, trap } = yield* loggedIn()
         const hosts = yield* Effect.all([serveWith(config, background), serveWith(config, background)])
         for (const client of hosts) assert.include(yield* whoami(client, "linear__whoami"), "client:")
         // Both processes find the token due at once.
@@ -302,6 +305,47 @@ describe("clawtool auth (built CLI) against an OAuth authorization server starte
           hosts.flatMap((client) => Array.from({ length: 5 }, () => whoami(client, "linear__whoami")))
         )
         assert.isFalse(fs.existsSync(trap.marker))
+      })
+  )
+
+  it.scopedLive(
+    "the server revokes the access token: 6 concurrent calls through serve all meet a 401, one refresh serves them all",
+    () =>
+      Effect.gen(function* () {
+        // Hour-long tokens: no refresh is due, only the 401s ask for one.
+        const { server, config, background } = yield* loggedIn(3600)
+        const client = yield* serveWith(config, background)
+        assert.include(yield* whoami(client, "linear__whoami"), "client:")
+        server.revokeAccess()
+        const unauthorized = server.counters.unauthorized
+        const results = yield* Effect.all(
+          Array.from({ length: 6 }, () => whoami(client, "linear__whoami")),
+          { concurrency: "unbounded" }
+        )
+        assert.strictEqual(results.filter((text) => text.includes("client:")).length, 6, results.join("\n"))
+        assert.isAtLeast(server.counters.unauthorized - unauthorized, 6, "every call met the revoked token")
+        assert.strictEqual(server.counters.refreshes, 1)
+        assert.strictEqual(server.counters.refreshReuse, 0)
+      })
+  )
+
+  it.scopedLive(
+    "two serve processes whose calls all meet a 401 refresh once between them: the one that waited for the lock file uses the other's token",
+    () =>
+      Effect.gen(function* () {
+        const { server, config, background } = yield* loggedIn(3600)
+        const hosts = yield* Effect.all([serveWith(config, background), serveWith(config, background)])
+        for (const client of hosts) assert.include(yield* whoami(client, "linear__whoami"), "client:")
+        server.revokeAccess()
+        const unauthorized = server.counters.unauthorized
+        const results = yield* Effect.all(
+          hosts.flatMap((client) => Array.from({ length: 3 }, () => whoami(client, "linear__whoami"))),
+          { concurrency: "unbounded" }
+        )
+        assert.strictEqual(results.filter((text) => text.includes("client:")).length, 6, results.join("\n"))
+        assert.isAtLeast(server.counters.unauthorized - unauthorized, 6, "every call met the revoked token")
+        assert.strictEqual(server.counters.refreshes, 1)
+        assert.strictEqual(server.counters.refreshReuse, 0)
       })
   )
 

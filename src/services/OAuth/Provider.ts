@@ -7,9 +7,11 @@
  *   fails with AuthRequired, naming `clawtool auth login <instance>`;
  * - access tokens are refreshed before they expire (at 80 % of `expires_in`), single-flight per source: however many
  *   requests ask for a token meanwhile, one refresh runs and they all get its result;
- * - the SDK's own flows (run by the transport on a 401) are serialized per source, so a rotating refresh token is never
- *   presented twice (the second use would revoke the grant) — across processes too: every host window runs its own
- *   clawtool over the one token store, so a flow also holds a lock file beside the token file.
+ * - a request refused with 401 is sent again with the stored token when another call already replaced the refused one,
+ *   else after one refresh shared by every call refused meanwhile (`retryingFetch`): N concurrent 401s, one refresh;
+ * - the SDK's own flows (run by the transport on a 401 no new token answered) are serialized per source, so a rotating
+ *   refresh token is never presented twice (the second use would revoke the grant) — across processes too: every host
+ *   window runs its own clawtool over the one token store, so a flow also holds a lock file beside the token file.
  */
 import { auth, type OAuthClientProvider, type OAuthDiscoveryState } from "@modelcontextprotocol/sdk/client/auth.js"
 import type {
@@ -17,6 +19,7 @@ import type {
   OAuthClientMetadata,
   OAuthTokens
 } from "@modelcontextprotocol/sdk/shared/auth.js"
+import type { FetchLike } from "@modelcontextprotocol/sdk/shared/transport.js"
 import { randomBytes } from "node:crypto"
 import * as Fs from "node:fs/promises"
 import * as Path from "node:path"
@@ -58,6 +61,8 @@ interface Shared {
   refreshing: Promise<void> | undefined
   /** Resolves when the flow holding the lock ends; undefined when free. */
   held: Promise<void> | undefined
+  /** Access tokens the server refused (401) since this process last saved tokens: a refresh is for them only. */
+  refused: Set<string>
   /** Refreshes performed (for tests and logs). */
   refreshes: number
 }
@@ -66,7 +71,7 @@ const sharedOf = (dir: string, instance: string): Shared => {
   const key = Store.fileOf(dir, instance)
   let entry = shared.get(key)
   if (entry === undefined) {
-    entry = { refreshing: undefined, held: undefined, refreshes: 0 }
+    entry = { refreshing: undefined, held: undefined, refused: new Set(), refreshes: 0 }
     shared.set(key, entry)
   }
   return entry
@@ -255,6 +260,8 @@ export class SourceOAuthProvider implements OAuthClientProvider {
         tokens: { ...tokens, refresh_token: tokens.refresh_token ?? grant.tokens?.refresh_token },
         obtainedAt
       }))
+      // Every token refused so far is older than these.
+      this.shared.refused.clear()
     } finally {
       await this.releaseLock()
     }
@@ -328,7 +335,46 @@ export class SourceOAuthProvider implements OAuthClientProvider {
     }))
   }
 
-  /** One refresh per source at a time; callers arriving meanwhile share it. A failure leaves the stored state as is. */
+  /**
+   * The transport's `fetch` (ADR 019): a request to the source refused with 401 is sent once more with the stored
+   * access token when that is no longer the refused one (another call's refresh replaced it, in this process or
+   * another), else after the one refresh that every call refused meanwhile shares. The SDK sees the 401, and runs its
+   * own flow, only when no new token came.
+   */
+  retryingFetch(fetch: FetchLike): FetchLike {
+    const source = new URL(this.options.url).href
+    return async (url, init) => {
+      const response = await fetch(url, init)
+      if (response.status !== 401 || new URL(url).href !== source) return response
+      const headers = new Headers(init?.headers)
+      const refused = /^Bearer (.+)$/i.exec(headers.get("authorization") ?? "")?.[1]
+      if (refused === undefined) return response
+      const renewed = await this.renewRefused(refused)
+      if (renewed === undefined) return response
+      await response.body?.cancel().catch(() => undefined)
+      headers.set("authorization", `Bearer ${renewed.access_token}`)
+      return fetch(url, { ...init, headers })
+    }
+  }
+
+  /** The tokens to send instead of `refused`, an access token the server answered 401 to; none when none came. */
+  private async renewRefused(refused: string): Promise<OAuthTokens | undefined> {
+    // Every refresh that looks at the stored token from now on sees this refusal; one that looked before is waited out.
+    this.shared.refused.add(refused)
+    await this.shared.refreshing?.catch(() => undefined)
+    const stored = Store.currentGrant(await this.load()).tokens
+    if (stored?.access_token !== refused) return stored
+    if (stored.refresh_token === undefined) return undefined
+    await this.refresh().catch(() => undefined)
+    const renewed = Store.currentGrant(await this.load()).tokens
+    return renewed?.access_token === refused ? undefined : renewed
+  }
+
+  /**
+   * One refresh per source at a time; callers arriving meanwhile share it. Under the lock it runs only while the stored
+   * access token is due or refused: another flow, of this process or another, may have replaced it meanwhile. A
+   * failure leaves the stored state as is.
+   */
   refresh(): Promise<void> {
     if (this.shared.refreshing !== undefined) return this.shared.refreshing
     const run = (async () => {
@@ -336,8 +382,8 @@ export class SourceOAuthProvider implements OAuthClientProvider {
       try {
         const grant = Store.currentGrant(await this.load())
         const due = refreshDueAt(grant, this.fraction)
-        // Another flow refreshed while this one waited for the lock.
-        if (due !== undefined && this.now() < due) return
+        const refused = grant.tokens !== undefined && this.shared.refused.has(grant.tokens.access_token)
+        if (!refused && (due === undefined || this.now() < due)) return
         const view = new SourceOAuthProvider({ ...this.options, mode: { kind: "background" } })
         view.inner = true
         this.shared.refreshes++

@@ -258,7 +258,7 @@ export const connect = Effect.fn("SourceClient.connectRemote")(function* (spec: 
       let connected = false
       let transport: Transport | undefined
       const markLost = (why: string) => Deferred.unsafeDone(lost, Effect.succeed(lostExit(spec, why)))
-      const fetchImpl = watchedFetch(
+      const watched = watchedFetch(
         watch,
         {
           gone: (why) => {
@@ -272,6 +272,8 @@ export const connect = Effect.fn("SourceClient.connectRemote")(function* (spec: 
         },
         mode === "sse"
       )
+      // A 401 to a token another call already replaced, or that one shared refresh replaces, is sent again (ADR 019).
+      const fetchImpl = spec.authProvider?.retryingFetch(watched) ?? watched
       const url = new URL(spec.url)
       const options = {
         requestInit: { headers },

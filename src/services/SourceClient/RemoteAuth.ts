@@ -1,7 +1,16 @@
 import type { OAuthClientProvider } from "@modelcontextprotocol/sdk/client/auth.js"
+import type { FetchLike } from "@modelcontextprotocol/sdk/shared/transport.js"
 import { Context, type Effect } from "effect"
 import type { OAuthConfig } from "../../domain/Config.js"
 import type { SourceError } from "../../domain/Errors.js"
+
+/**
+ * A source's SDK OAuth provider, and what its transport's `fetch` goes through: a request refused with 401 is sent
+ * again with the token another call's refresh (or the one refresh the refusals share) put in its place (ADR 019).
+ */
+export interface SourceAuthProvider extends OAuthClientProvider {
+  readonly retryingFetch: (fetch: FetchLike) => FetchLike
+}
 
 /**
  * The OAuth client of remote sources with `oauth` set: one SDK provider per source, backed by the token store that
@@ -18,7 +27,7 @@ export class RemoteAuth extends Context.Tag("clawtool/RemoteAuth")<
       instance: string,
       url: string,
       oauth: OAuthConfig
-    ) => Effect.Effect<OAuthClientProvider, SourceError>
+    ) => Effect.Effect<SourceAuthProvider, SourceError>
   }
 >() {}
 
