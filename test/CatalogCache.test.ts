@@ -1,10 +1,19 @@
 import { assert, describe, it } from "@effect/vitest"
+import { onTestFinished } from "vitest"
 import { assertNone, assertSome } from "@effect/vitest/utils"
 import { Duration, Effect, Layer, Option } from "effect"
 import { SourceError } from "../src/domain/Errors.js"
+import { createHash } from "node:crypto"
 import * as fs from "node:fs"
 import * as path from "node:path"
-import { type CachedCatalog, type CachedLists, CatalogCache, keyOf } from "../src/services/CatalogCache.js"
+import {
+  type CachedCatalog,
+  type CachedLists,
+  CatalogCache,
+  createInstallKey,
+  installKeyFile,
+  keyOf
+} from "../src/services/CatalogCache.js"
 import { Config } from "../src/services/Config.js"
 import { Registry } from "../src/services/Registry.js"
 import { Secrets } from "../src/services/Secrets.js"
@@ -51,6 +60,9 @@ const sourcesWithCache = (toml: string, dir: string) => {
     )
   )
 }
+
+/** The entry files in a cache folder (the install key beside them is not one). */
+const entryFiles = (dir: string) => fs.readdirSync(dir).filter((name) => name.endsWith(".json"))
 
 const withSources = <A, E>(toml: string, dir: string, body: Effect.Effect<A, E, Sources>) =>
   Effect.scoped(Effect.provide(body, sourcesWithCache(toml, dir)))
@@ -102,13 +114,15 @@ describe("CatalogCache", () => {
       assertNone(yield* cache.load(key))
       yield* cache.store(key, catalog)
       assert.strictEqual(fs.statSync(dir).mode & 0o777, 0o700)
-      const files = fs.readdirSync(dir)
+      const files = entryFiles(dir)
       assert.strictEqual(files.length, 1)
       assert.strictEqual(fs.statSync(path.join(dir, files[0]!)).mode & 0o777, 0o600)
       assert.notInclude(fs.readFileSync(path.join(dir, files[0]!), "utf8"), "s3cret")
       assertCatalog(yield* cache.load(key), catalog)
       fs.writeFileSync(path.join(dir, "unrelated.txt"), "not ours")
-      assert.strictEqual(yield* cache.clear, 1)
+      // An earlier clawtool's entry (named by the plain key) goes too, and so does the install key.
+      fs.writeFileSync(path.join(dir, `catalog-${key}.json`), "{}")
+      assert.strictEqual(yield* cache.clear, 2)
       assertNone(yield* cache.load(key))
       assert.deepStrictEqual(fs.readdirSync(dir), ["unrelated.txt"])
     })
@@ -120,13 +134,14 @@ describe("CatalogCache", () => {
       const cache = yield* Effect.provide(CatalogCache, CatalogCache.layerDir(dir))
       const key = keyOf(spec)
       yield* cache.store(key, catalog)
-      const file = path.join(dir, fs.readdirSync(dir)[0]!)
+      const file = path.join(dir, entryFiles(dir)[0]!)
       const whole = fs.readFileSync(file, "utf8")
+      const name = (JSON.parse(whole) as { key: string }).key
       for (const text of [
         "{not json",
         whole.slice(0, 20),
         whole.slice(0, -1),
-        JSON.stringify({ format: "other/1", key, tools: [] }),
+        JSON.stringify({ format: "other/1", key: name, tools: [] }),
         // Format 2 with a list that is not one.
         JSON.stringify({ ...JSON.parse(whole), prompts: [{ title: "no name" }] }),
         JSON.stringify({ ...JSON.parse(whole), resources: "stub://info" })
@@ -144,8 +159,10 @@ describe("CatalogCache", () => {
       const dir = tempDir()
       const cache = yield* Effect.provide(CatalogCache, CatalogCache.layerDir(dir))
       const key = keyOf(spec)
-      const file = path.join(dir, `catalog-${key}.json`)
-      fs.writeFileSync(file, JSON.stringify({ format: "clawtool-catalog/1", key, tools: [tool] }))
+      yield* cache.store(key, { tools: [], lists: Option.none() })
+      const file = path.join(dir, entryFiles(dir)[0]!)
+      const name = (JSON.parse(fs.readFileSync(file, "utf8")) as { key: string }).key
+      fs.writeFileSync(file, JSON.stringify({ format: "clawtool-catalog/1", key: name, tools: [tool] }))
       const old = yield* cache.load(key)
       assertCatalog(old, { tools: [tool], lists: Option.none() })
       yield* cache.store(key, catalog)
@@ -160,7 +177,7 @@ describe("CatalogCache", () => {
       const cache = yield* Effect.provide(CatalogCache, CatalogCache.layerDir(dir))
       const key = keyOf(spec)
       yield* cache.store(key, catalog)
-      const file = path.join(dir, `catalog-${key}.json`)
+      const file = path.join(dir, entryFiles(dir)[0]!)
       const before = fs.statSync(file).ino
       yield* cache.store(key, { tools: [tool], lists: Option.some({ ...lists }) })
       assert.strictEqual(fs.statSync(file).ino, before)
@@ -169,6 +186,85 @@ describe("CatalogCache", () => {
       assert.notStrictEqual(fs.statSync(file).ino, before)
     })
   )
+
+  /** A cache folder of the test's own, removed when it ends; `open` is a start of clawtool over it. */
+  const ownDir = () => {
+    const dir = tempDir()
+    onTestFinished(() => fs.rmSync(dir, { recursive: true, force: true }))
+    return dir
+  }
+  const open = (dir: string) => Effect.provide(CatalogCache, CatalogCache.layerDir(dir))
+  const sha256 = (text: string) => createHash("sha256").update(text).digest("hex")
+
+  it.effect(
+    "names an entry by an HMAC under the folder's own key (0600): another install names the same child otherwise, a restart the same; no plain SHA-256 of the spec in its name or text",
+    () =>
+      Effect.gen(function* () {
+        const [one, two] = [path.join(ownDir(), "one"), path.join(ownDir(), "two")]
+        const key = keyOf(spec)
+        yield* (yield* open(one)).store(key, catalog)
+        yield* (yield* open(two)).store(key, catalog)
+        const [nameOne] = entryFiles(one)
+        assert.notStrictEqual(nameOne, entryFiles(two)[0], "two installs name the same child differently")
+        const installKey = fs.readFileSync(path.join(one, installKeyFile))
+        assert.strictEqual(installKey.length, 32)
+        assert.strictEqual(fs.statSync(path.join(one, installKeyFile)).mode & 0o777, 0o600)
+        assert.isFalse(installKey.equals(fs.readFileSync(path.join(two, installKeyFile))))
+        // The key is the SHA-256 of the spec with its env values: a guess could be checked against it, or a hash of it.
+        for (const dir of [one, two]) {
+          const name = entryFiles(dir)[0]!
+          const text = fs.readFileSync(path.join(dir, name), "utf8")
+          for (const plain of [key, sha256(key)]) {
+            assert.notInclude(name, plain)
+            assert.notInclude(text, plain)
+          }
+        }
+        // A restart over the same folder: the same key, the same name.
+        const restarted = yield* open(one)
+        assertCatalog(yield* restarted.load(key), catalog)
+        yield* restarted.store(key, { tools: [tool], lists: Option.none() })
+        assert.deepStrictEqual(entryFiles(one), [nameOne])
+      })
+  )
+
+  it.effect(
+    "a damaged install key (wrong size, open to others) is replaced by the next write; the entries it named miss and are removed then, as are an earlier clawtool's plain SHA-256 files",
+    () =>
+      Effect.gen(function* () {
+        const dir = ownDir()
+        const keyPath = path.join(dir, installKeyFile)
+        const key = keyOf(spec)
+        yield* (yield* open(dir)).store(key, catalog)
+        let previous = entryFiles(dir)[0]!
+        fs.writeFileSync(
+          path.join(dir, `catalog-${key}.json`),
+          JSON.stringify({ format: "clawtool-catalog/1", key, tools: [tool] })
+        )
+        for (const damage of [() => fs.writeFileSync(keyPath, "short"), () => fs.chmodSync(keyPath, 0o644)]) {
+          damage()
+          const restarted = yield* open(dir)
+          assertNone(yield* restarted.load(key))
+          yield* restarted.store(key, catalog)
+          assert.strictEqual(fs.readFileSync(keyPath).length, 32)
+          assert.strictEqual(fs.statSync(keyPath).mode & 0o777, 0o600)
+          const names = entryFiles(dir)
+          assert.strictEqual(names.length, 1, names.join(", "))
+          assert.notStrictEqual(names[0], previous)
+          assertCatalog(yield* restarted.load(key), catalog)
+          previous = names[0]!
+        }
+      })
+  )
+
+  it("two processes making the install key at once (both found none) end with the one key linked first", () => {
+    const file = path.join(ownDir(), installKeyFile)
+    const first = createInstallKey(file, false)
+    const second = createInstallKey(file, false)
+    assert.strictEqual(first?.length, 32)
+    assert.isTrue(first!.equals(second!), "the second uses the first's key")
+    assert.deepStrictEqual(fs.readdirSync(path.dirname(file)), [installKeyFile], "no temp file is left")
+    assert.strictEqual(fs.statSync(file).mode & 0o777, 0o600)
+  })
 })
 
 describe("Instance with cached resources, templates and prompts", () => {

@@ -1,6 +1,13 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Deferred, Effect, Fiber, Layer } from "effect"
-import { declaredCapabilities, HostBridge, relatedTaskKey, SharedHosts } from "../src/services/HostBridge.js"
+import { assertNone, assertSome } from "@effect/vitest/utils"
+import { Deferred, Effect, Fiber, Layer, Option } from "effect"
+import {
+  declaredCapabilities,
+  HostBridge,
+  HostSession,
+  relatedTaskKey,
+  SharedHosts
+} from "../src/services/HostBridge.js"
 
 const DaemonBridge = HostBridge.Default.pipe(
   Layer.provide(Layer.succeed(SharedHosts, { childCapabilities: declaredCapabilities(["sampling", "roots"]) }))
@@ -93,5 +100,37 @@ describe("HostBridge in daemon mode (sessions share the children)", () => {
       assert.deepStrictEqual(left.released, [{ instance: "fs", uri: "file:///x" }])
       assert.deepStrictEqual(yield* port.subscriptions("fs"), [])
     }).pipe(Effect.provide(DaemonBridge))
+  )
+
+  it.scoped(
+    "perCaller: a session's own value, released when it leaves; none for a stateless request, a gone or no session",
+    () =>
+      Effect.gen(function* () {
+        const { daemon, port } = yield* HostBridge
+        yield* daemon.join("a", answersAs("a"))
+        yield* daemon.join("b", answersAs("b"))
+        yield* daemon.join("once", answersAs("once"), true)
+        const released: Array<string> = []
+        const valueOf = (session: Option.Option<string>) =>
+          port
+            .perCaller(
+              "runs",
+              () => ({ owner: session }),
+              (value) => Effect.sync(() => released.push(Option.getOrElse(value.owner, () => "?")))
+            )
+            .pipe(Effect.provideService(HostSession, session))
+        const ofA = yield* valueOf(Option.some("a"))
+        assertSome(ofA, { owner: Option.some("a") })
+        // The same value on the next call of a; b has its own.
+        assert.strictEqual(Option.getOrThrow(yield* valueOf(Option.some("a"))), Option.getOrThrow(ofA))
+        assertSome(yield* valueOf(Option.some("b")), { owner: Option.some("b") })
+        // No shared table for callers without a session: nothing one could leave for another to find.
+        assertNone(yield* valueOf(Option.some("once")))
+        assertNone(yield* valueOf(Option.some("unknown")))
+        assertNone(yield* valueOf(Option.none()))
+        yield* (yield* daemon.leave("a")).release
+        assert.deepStrictEqual(released, ["a"])
+        assertNone(yield* valueOf(Option.some("a")))
+      }).pipe(Effect.provide(DaemonBridge))
   )
 })

@@ -82,6 +82,8 @@ export class CallError extends Schema.TaggedError<CallError>("clawtool/CallError
     "Blocked",
     "BackendMissing",
     "MissingSecret",
+    /** The call needs state that outlives it (a background run) and the caller has no session to own it (stateless). */
+    "NoSession",
     /** The operation failed on the machine (permissions, a full disk, a tool that exited badly). */
     "Failed"
   ),

@@ -1,5 +1,5 @@
 import { Effect, Layer, Option } from "effect"
-import { createHash } from "node:crypto"
+import { createHash, createHmac, randomBytes } from "node:crypto"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import type { JsonObject, Tool } from "../domain/Mcp.js"
@@ -9,9 +9,10 @@ import * as Version from "../version.js"
 
 /**
  * The persisted catalog (issue 10): each source's last listings (tools, resources, resource templates, prompts), so
- * the next start serves them before the child answers. One file per source spec, named by a hash of everything that
- * determines the child; a changed spec gets a new key and never reuses an old entry. The files hold what the child
- * listed and its server capabilities only: env values enter the key as a hash.
+ * the next start serves them before the child answers. One file per source spec, named by a keyed hash (HMAC under a
+ * random key of this cache folder) of everything that determines the child; a changed spec gets a new key and never
+ * reuses an old entry. The files hold what the child listed and its server capabilities only: env values enter the
+ * key as a hash, and the name cannot be recomputed from a guessed value without the folder's key.
  */
 
 /** What determines a child: its command line, working directory and final environment, and clawtool's version. */
@@ -43,7 +44,10 @@ const canonical = (value: unknown): unknown =>
         )
       : value
 
-/** The cache key of a child: env names in clear (sorted), their values only as one hash. */
+/**
+ * The cache key of a child: env names in clear (sorted), their values only as one hash. Held in memory only: a file is
+ * named by the HMAC of this key under the folder's install key (`fileCache`), never by the key itself.
+ */
 export const keyOf = (spec: ChildSpec): string => {
   const names = Object.keys(spec.env).sort()
   return sha256(
@@ -135,27 +139,126 @@ const readText = (file: string): string | undefined => {
   }
 }
 
-const fileName = (key: string) => `catalog-${key}.json`
-const isOurs = (name: string) => /^catalog-[0-9a-f]{64}\.json(\.\d+\.tmp)?$/.test(name)
+/**
+ * An entry's file, `catalog-<key id>-<HMAC of the key>.json`: the key id (an HMAC of a constant) tells the entries of
+ * the current install key from those of an earlier one, and from the plain SHA-256 names of earlier clawtools.
+ */
+const isOurs = (name: string) => /^catalog-(?:[0-9a-f]{16}-)?[0-9a-f]{64}\.json(?:\.\d+\.tmp)?$/.test(name)
+
+/** The install key: random bytes in the cache folder, 0600, made on first use. */
+export const installKeyFile = "catalog.key"
+const installKeyBytes = 32
+const isKeyTemp = (name: string) => name.startsWith(`${installKeyFile}.`) && name.endsWith(".tmp")
+
+const errnoOf = (cause: unknown) => (cause as NodeJS.ErrnoException | undefined)?.code
+
+/** The install key in `file`, or why there is none: missing, or unusable (unreadable, the wrong size, open to others). */
+const readInstallKey = (file: string): Buffer | "missing" | "unusable" => {
+  try {
+    const key = fs.readFileSync(file)
+    const ownerOnly = process.platform === "win32" || (fs.statSync(file).mode & 0o077) === 0
+    return key.length === installKeyBytes && ownerOnly ? key : "unusable"
+  } catch (cause) {
+    return errnoOf(cause) === "ENOENT" ? "missing" : "unusable"
+  }
+}
+
+/**
+ * Makes the install key in `file` (its folder exists): new random bytes written whole to a temp file (0600), then
+ * linked to `file` when there was none, so of several processes starting at once the first wins and the others read
+ * its key; renamed over an unusable one. Returns the key the file holds after that (undefined if it is still unusable).
+ */
+export const createInstallKey = (file: string, replace: boolean): Buffer | undefined => {
+  const temp = `${file}.${process.pid}.${randomBytes(6).toString("hex")}.tmp`
+  try {
+    fs.writeFileSync(temp, randomBytes(installKeyBytes), { mode: 0o600, flag: "wx" })
+    if (replace) fs.renameSync(temp, file)
+    else {
+      try {
+        fs.linkSync(temp, file)
+      } catch (cause) {
+        // EEXIST: another process made it first. Anything else (no hard links here): rename, as close as it gets.
+        if (errnoOf(cause) !== "EEXIST") fs.renameSync(temp, file)
+      }
+    }
+  } finally {
+    fs.rmSync(temp, { force: true })
+  }
+  const key = readInstallKey(file)
+  return Buffer.isBuffer(key) ? key : undefined
+}
 
 export interface CatalogCacheApi {
   /** The cached catalog of a key; none when there is no entry, or it is unreadable (one warning, never a failure). */
   readonly load: (key: string) => Effect.Effect<Option.Option<CachedCatalog>>
   /** Stores a catalog (atomically) unless the entry holds it already; a write that fails is one warning, never a failure. */
   readonly store: (key: string, catalog: CachedCatalog) => Effect.Effect<void>
-  /** Removes every entry; returns how many. */
+  /** Removes every entry (of any key) and the install key; returns how many entries. */
   readonly clear: Effect.Effect<number>
 }
+
+/** How the entries of one install key are named. */
+interface Naming {
+  /** `catalog-<key id>-`: every entry file of this key starts with it. */
+  readonly prefix: string
+  /** The HMAC of a child's key: what its file is named by and what the file records. */
+  readonly name: (key: string) => string
+}
+
+const namingOf = (installKey: Buffer): Naming => {
+  const hmac = (text: string) => createHmac("sha256", installKey).update(text).digest("hex")
+  return { prefix: `catalog-${hmac("clawtool catalog key id").slice(0, 16)}-`, name: hmac }
+}
+
+const messageOf = (cause: unknown) => (cause instanceof Error ? cause.message : String(cause))
 
 const fileCache = (dir: string): CatalogCacheApi => {
   const ensureDir = () => {
     fs.mkdirSync(dir, { recursive: true, mode: 0o700 })
     fs.chmodSync(dir, 0o700)
   }
+  const keyFile = path.join(dir, installKeyFile)
+  /** The install key's naming, once known: read by the first use, made by the first write (a load finds nothing without it). */
+  let naming: Naming | undefined
+  let warned = false
+  const namingFor = (write: boolean): Effect.Effect<Option.Option<Naming>> =>
+    Effect.suspend(() => {
+      if (naming !== undefined) return Effect.succeed(Option.some(naming))
+      const found = readInstallKey(keyFile)
+      if (Buffer.isBuffer(found)) return Effect.succeed(Option.some((naming = namingOf(found))))
+      if (!write) return Effect.succeed(Option.none())
+      let problem: string
+      try {
+        ensureDir()
+        const made = createInstallKey(keyFile, found === "unusable")
+        if (made !== undefined) return Effect.succeed(Option.some((naming = namingOf(made))))
+        problem = `${keyFile} stays unusable`
+      } catch (cause) {
+        problem = `cannot make ${keyFile}: ${messageOf(cause)}`
+      }
+      if (warned) return Effect.succeed(Option.none())
+      warned = true
+      return Effect.as(Effect.logWarning(`catalog cache: ${problem}; nothing is stored`), Option.none())
+    })
+  /** Entries nothing can name any more (an earlier install key's, or an earlier clawtool's plain SHA-256 names). */
+  let pruned = false
+  const prune = (current: Naming) => {
+    if (pruned) return
+    pruned = true
+    try {
+      for (const name of fs.readdirSync(dir)) {
+        if (isOurs(name) && !name.startsWith(current.prefix)) fs.rmSync(path.join(dir, name), { force: true })
+      }
+    } catch {
+      // the next process tries again
+    }
+  }
   return {
     load: (key) =>
-      Effect.suspend(() => {
-        const file = path.join(dir, fileName(key))
+      Effect.flatMap(namingFor(false), (known) => {
+        if (Option.isNone(known)) return Effect.succeed(Option.none())
+        const name = known.value.name(key)
+        const file = path.join(dir, `${known.value.prefix}${name}.json`)
         const text = readText(file)
         if (text === undefined) return Effect.succeed(Option.none())
         let parsed: unknown
@@ -164,7 +267,7 @@ const fileCache = (dir: string): CatalogCacheApi => {
         } catch {
           parsed = undefined
         }
-        const entry = entryOf(parsed, key)
+        const entry = entryOf(parsed, name)
         return Option.isSome(entry)
           ? Effect.succeed(entry)
           : Effect.as(
@@ -173,9 +276,11 @@ const fileCache = (dir: string): CatalogCacheApi => {
             )
       }),
     store: (key, catalog) =>
-      Effect.suspend(() => {
-        const text = textOf(key, catalog)
-        const file = path.join(dir, fileName(key))
+      Effect.flatMap(namingFor(true), (known) => {
+        if (Option.isNone(known)) return Effect.void
+        const name = known.value.name(key)
+        const text = textOf(name, catalog)
+        const file = path.join(dir, `${known.value.prefix}${name}.json`)
         // A start that lists what was cached writes nothing.
         if (readText(file) === text) return Effect.void
         const temp = `${file}.${process.pid}.tmp`
@@ -183,17 +288,16 @@ const fileCache = (dir: string): CatalogCacheApi => {
           ensureDir()
           fs.writeFileSync(temp, text, { mode: 0o600 })
           fs.renameSync(temp, file)
-          return Effect.void
         } catch (cause) {
           try {
             fs.rmSync(temp, { force: true })
           } catch {
             // nothing to clean
           }
-          return Effect.logWarning(
-            `catalog cache: cannot write ${file}: ${cause instanceof Error ? cause.message : String(cause)}`
-          )
+          return Effect.logWarning(`catalog cache: cannot write ${file}: ${messageOf(cause)}`)
         }
+        prune(known.value)
+        return Effect.void
       }),
     clear: Effect.sync(() => {
       let names: Array<string>
@@ -203,7 +307,11 @@ const fileCache = (dir: string): CatalogCacheApi => {
         return 0
       }
       const ours = names.filter(isOurs)
-      for (const name of ours) fs.rmSync(path.join(dir, name), { force: true })
+      // The install key goes too: the cache starts over under a new one.
+      for (const name of [...ours, ...names.filter(isKeyTemp), installKeyFile]) {
+        fs.rmSync(path.join(dir, name), { force: true })
+      }
+      naming = undefined
       return ours.length
     })
   }

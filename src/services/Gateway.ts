@@ -164,7 +164,7 @@ export class Gateway extends Effect.Service<Gateway>()("clawtool/Gateway", {
               : daemon.declare(daemonId!, capabilities)
           )
         }
-        if (daemon !== undefined) yield* daemon.join(daemonId!, hostRequest)
+        if (daemon !== undefined) yield* daemon.join(daemonId!, hostRequest, options.stateless === true)
 
         /** When the host's request carries a progressToken: progress comes back under it (the SDK uses its own downstream). */
         const progressFor = (meta: JsonObject | undefined, extra: HandlerExtra) => {

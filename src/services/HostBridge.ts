@@ -46,9 +46,15 @@ export interface HostPort {
   /**
    * State kept per host for clawtool's own tools (the read-before-edit ledger, background runs): one value per `key` for
    * the stdio host, one per session in the daemon (HostSession), dropped when the session ends, after `release` (the
-   * session's background runs are killed); `make` builds it on first use.
+   * session's background runs are killed); `make` builds it on first use. None when the caller has no session to keep
+   * it: a stateless daemon request (it ends with its response), or a call whose session has already left. Never a
+   * table shared by several callers.
    */
-  readonly perCaller: <A>(key: string, make: () => A, release?: (value: A) => Effect.Effect<void>) => Effect.Effect<A>
+  readonly perCaller: <A>(
+    key: string,
+    make: () => A,
+    release?: (value: A) => Effect.Effect<void>
+  ) => Effect.Effect<Option.Option<A>>
 }
 
 /** One perCaller value and what ends it. */
@@ -57,7 +63,7 @@ interface Kept {
   readonly release: Effect.Effect<void>
 }
 
-/** A `perCaller` over one store (the stdio host, a daemon session, or calls without a session). */
+/** A `perCaller` over one store (the stdio host, or a daemon session). */
 const storeIn =
   (store: Map<string, Kept>) =>
   <A>(key: string, make: () => A, release?: (value: A) => Effect.Effect<void>): A => {
@@ -153,7 +159,8 @@ export const offlinePort: HostPort = {
   forgetRoots: Effect.void,
   perCaller: (() => {
     const get = storeIn(new Map())
-    return ((key, make, release) => Effect.sync(() => get(key, make, release))) satisfies HostPort["perCaller"]
+    return ((key, make, release) =>
+      Effect.sync(() => Option.some(get(key, make, release)))) satisfies HostPort["perCaller"]
   })()
 }
 
@@ -180,6 +187,8 @@ const levels = LoggingLevelSchema.options as ReadonlyArray<string>
 
 /** One host session of the daemon, as the bridge routes to it; `roots` as last listed (clawtool's own tools). */
 interface SessionEntry extends RootsSlot {
+  /** One stateless request: it keeps no state for clawtool's own tools (perCaller answers none). */
+  readonly stateless: boolean
   /** Its initialize's capabilities; undefined until then (a stateless request never has any). */
   capabilities: JsonObject | undefined
   readonly request: HostLink["request"]
@@ -250,7 +259,7 @@ export class HostBridge extends Effect.Service<HostBridge>()("clawtool/HostBridg
         return yield* host.request(instance, method, params)
       })
 
-    /** perCaller's store for the stdio host (and, in the daemon, for calls that come with no session). */
+    /** perCaller's store for the stdio host. */
     const processState = storeIn(new Map())
 
     /** The stdio host's roots. */
@@ -321,7 +330,7 @@ export class HostBridge extends Effect.Service<HostBridge>()("clawtool/HostBridg
             host === undefined ? Effect.succeed(Option.none()) : rootsOf(stdioRoots, host.capabilities, host.request)
           ),
           forgetRoots: Effect.sync(() => (stdioRoots.roots = undefined)),
-          perCaller: (key, make, release) => Effect.sync(() => processState(key, make, release))
+          perCaller: (key, make, release) => Effect.sync(() => Option.some(processState(key, make, release)))
         }
       : {
           ready: Effect.void,
@@ -344,21 +353,23 @@ export class HostBridge extends Effect.Service<HostBridge>()("clawtool/HostBridg
           }),
           // A session's roots are forgotten by its own roots/list_changed (daemon.rootsChanged).
           forgetRoots: Effect.void,
+          // No session (stateless, or gone) keeps nothing: a shared fallback would let one caller see another's state.
           perCaller: (key, make, release) =>
             Effect.map(HostSession, (id) => {
               const session = Option.isSome(id) ? sessions.get(id.value) : undefined
-              return session === undefined
-                ? processState(key, make, release)
-                : storeIn(session.state)(key, make, release)
+              return session === undefined || session.stateless
+                ? Option.none()
+                : Option.some(storeIn(session.state)(key, make, release))
             })
         }
 
     /** Daemon sessions: what the Gateway calls as sessions come, change and go. */
     const daemon = {
       enabled: Option.isSome(shared),
-      join: (id: string, request: HostLink["request"]) =>
+      join: (id: string, request: HostLink["request"], stateless = false) =>
         Effect.sync(() =>
           sessions.set(id, {
+            stateless,
             capabilities: undefined,
             request,
             level: undefined,

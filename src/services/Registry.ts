@@ -140,14 +140,17 @@ export class Registry extends Effect.Service<Registry>()("clawtool/Registry", {
     }
     // The read-before-edit ledger and the background runs are the calling host's: in the daemon, a file one session
     // read does not count as read by another, and a session neither sees nor stops another's runs (its own are killed
-    // when it ends).
+    // when it ends). A caller with no session (a stateless request) gets a ledger of its own call and no runs at all.
     const host = Option.map(yield* Effect.serviceOption(HostBridge), (bridge) => bridge.port)
     const callerContext: Effect.Effect<Manifest.CoreContext> = Option.match(host, {
       onNone: () => Effect.succeed(context),
       onSome: (port) =>
         Effect.map(
           Effect.all({
-            ledger: port.perCaller("ledger", () => new Ledger()),
+            ledger: Effect.map(
+              port.perCaller("ledger", () => new Ledger()),
+              Option.getOrElse(() => new Ledger())
+            ),
             shell:
               shell === undefined
                 ? Effect.succeed(undefined)
@@ -157,7 +160,7 @@ export class Registry extends Effect.Service<Registry>()("clawtool/Registry", {
                       () => shell.open(),
                       (table) => shell.close(table)
                     ),
-                    (table) => ({ tracker: shell.tracker, table })
+                    (table) => ({ tracker: shell.tracker, table: Option.getOrUndefined(table) })
                   )
           }),
           (own): Manifest.CoreContext => ({ ...context, ...own })

@@ -1,6 +1,7 @@
 import { assert, beforeAll, describe, it } from "@effect/vitest"
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import {
+  type CallToolResult,
   CallToolResultSchema,
   CreateMessageRequestSchema,
   CreateTaskResultSchema,
@@ -447,6 +448,53 @@ describe("clawtool serve --listen (built CLI, SDK streamable HTTP clients as hos
           const answer = messagesOf(response.body).find((message) => message.id === 7) as
             { result: { content: Array<{ text: string }> } } | undefined
           assert.strictEqual(answer?.result.content[0]?.text, `echo:replica${index}`)
+        }
+      }),
+    60_000
+  )
+
+  it.scopedLive(
+    "stateless: a background Bash run is refused before it starts (no session would own it); BashPoll and BashKill list no run",
+    () =>
+      Effect.gen(function* () {
+        const dir = fs.realpathSync(tempDir())
+        yield* Effect.addFinalizer(() => Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true })))
+        const config = path.join(dir, "config.toml")
+        fs.writeFileSync(config, `roots = [${JSON.stringify(dir)}]\n[http]\nstateless = true\n`)
+        const daemon = yield* startDaemon(config, { env: { CLAWTOOL_CACHE_DIR: path.join(dir, "cache") } })
+        const call = (name: string, args: Record<string, unknown>) =>
+          Effect.map(
+            rawRequest(daemon.port, {
+              headers: { "mcp-protocol-version": "2025-11-25" },
+              body: JSON.stringify({ jsonrpc: "2.0", id: 3, method: "tools/call", params: { name, arguments: args } })
+            }),
+            (response) => {
+              const answer = messagesOf(response.body).find((message) => message.id === 3) as
+                { result: CallToolResult & { _meta?: { clawtool?: { error?: { reason?: string } } } } } | undefined
+              assert.isDefined(answer, response.body)
+              return {
+                ...answer!.result,
+                text: textOf(answer!.result),
+                reason: answer!.result._meta?.clawtool?.error?.reason
+              }
+            }
+          )
+        const started = yield* call("Bash", { command: "touch started; exec sleep 60", run_in_background: true })
+        assert.isTrue(started.isError, started.text)
+        assert.strictEqual(started.reason, "NoSession")
+        assert.include(started.text, "run_in_background needs a session; stateless mode has none")
+        assert.isFalse(fs.existsSync(path.join(dir, "started")), "nothing ran")
+        // In the foreground, Bash works as ever.
+        const foreground = yield* call("Bash", { command: "echo in the foreground" })
+        assert.isNotTrue(foreground.isError, foreground.text)
+        assert.include(foreground.text, "in the foreground")
+        // No table to look in: an unknown id is unknown, and no run of anyone's is named.
+        for (const tool of ["BashPoll", "BashKill"]) {
+          const unknown = yield* call(tool, { task_id: "bash_nope" })
+          assert.isTrue(unknown.isError, unknown.text)
+          assert.strictEqual(unknown.reason, "NotFound")
+          assert.include(unknown.text, `no background run "bash_nope" (run_in_background needs a session`)
+          assert.notInclude(unknown.text, "known")
         }
       }),
     60_000

@@ -30,8 +30,9 @@ export const startDaemon = (config: string, options: { env?: Record<string, stri
           env: {
             PATH: process.env.PATH ?? "",
             HOME: process.env.HOME ?? "",
-            CLAWTOOL_CACHE_DIR: freshCacheDir(),
-            ...options.env
+            ...options.env,
+            // A folder of the test's own when given (the test removes it), else a fresh one.
+            CLAWTOOL_CACHE_DIR: options.env?.CLAWTOOL_CACHE_DIR ?? freshCacheDir()
           },
           stdio: ["pipe", "pipe", "pipe"]
         }

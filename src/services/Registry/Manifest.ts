@@ -46,7 +46,7 @@ export interface CoreContext {
   readonly secret: (name: string) => Option.Option<string>
   /**
    * The Bash tools' process-group tracker and the calling host's background runs (a daemon session's are killed when
-   * it ends, every one when clawtool stops); absent in some tests.
+   * it ends, every one when clawtool stops; a stateless request has none); absent in some tests.
    */
   readonly shell?: ShellRuns | undefined
 }

@@ -3,7 +3,7 @@ import { CallError } from "../../../domain/Errors.js"
 import { defineTool } from "../Manifest.js"
 import { fitResult } from "./Budget.js"
 import { commandEnvironment, footer, ShellRun } from "./BashProcess.js"
-import { backgroundHeadBytes, backgroundTailBytes, maxLiveRuns } from "./BashRuns.js"
+import { backgroundHeadBytes, backgroundTailBytes, maxLiveRuns, sessionless } from "./BashRuns.js"
 import * as Roots from "./Roots.js"
 
 export const defaultTimeoutMs = 120_000
@@ -112,9 +112,18 @@ export const Bash = defineTool({
       const env = commandEnvironment(process.env)
 
       if (input.run_in_background) {
+        const table = shell.table
+        // Nothing would own the run: its request ends with the response, and no other caller may reach it.
+        if (table === undefined) {
+          return yield* new CallError({
+            tool: "Bash",
+            reason: "NoSession",
+            detail: `${sessionless}: run the command in the foreground (timeout_ms up to ${maxTimeoutMs}), or connect to a daemon with sessions`
+          })
+        }
         const entry = yield* Effect.try({
           try: () =>
-            shell.table.start({
+            table.start({
               command: input.command,
               cwd,
               env,

@@ -4,7 +4,7 @@ import { type CoreContext, defineTool } from "../Manifest.js"
 import { BashOutputSchema, noShell } from "./Bash.js"
 import { fitResult } from "./Budget.js"
 import { footer } from "./BashProcess.js"
-import type { BackgroundRun } from "./BashRuns.js"
+import { type BackgroundRun, sessionless } from "./BashRuns.js"
 import * as Roots from "./Roots.js"
 
 export const TaskInput = Schema.Struct({
@@ -13,18 +13,19 @@ export const TaskInput = Schema.Struct({
   })
 })
 
-/** The background run named `taskId`, or a NotFound error listing the known ones. */
+/** The caller's background run named `taskId`, or a NotFound error listing the caller's own (and nobody else's). */
 export const findRun = (tool: string, context: CoreContext, taskId: string) =>
   Effect.gen(function* () {
     const shell = context.shell
     if (shell === undefined) return yield* noShell(tool)
-    const entry = shell.table.get(taskId)
+    const table = shell.table
+    const entry = table?.get(taskId)
     if (entry !== undefined) return entry
-    const known = shell.table.ids()
+    const known = table === undefined ? sessionless : `known: ${table.ids().join(", ") || "none"}`
     return yield* new CallError({
       tool,
       reason: "NotFound",
-      detail: `no background run ${JSON.stringify(taskId)} (known: ${known.length === 0 ? "none" : known.join(", ")})`
+      detail: `no background run ${JSON.stringify(taskId)} (${known})`
     })
   })
 

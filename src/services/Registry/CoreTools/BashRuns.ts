@@ -78,16 +78,23 @@ export class RunTable {
   }
 }
 
-/** What one caller's Bash tools use: the process-group tracker and that caller's background runs. */
+/**
+ * What one caller's Bash tools use: the process-group tracker and that caller's background runs; no table for a caller
+ * with no session to own a run (a stateless daemon request), which can start none.
+ */
 export interface ShellRuns {
   readonly tracker: GroupTracker
-  readonly table: RunTable
+  readonly table: RunTable | undefined
 }
+
+/** Why a caller without a session (stateless daemon mode) has no background runs. */
+export const sessionless = "run_in_background needs a session; stateless mode has none"
 
 /**
  * What the Bash tools share for the life of clawtool: the reaper (every group, foreground or background, is recorded
  * there) and the tables of background runs: `table` for the stdio host, one more per daemon session (`open`, `close`
- * when the session ends). Every table still open is closed, its runs killed, when this scope closes (serve exits).
+ * when the session ends; none for a stateless request). Every table still open is closed, its runs killed, when this
+ * scope closes (serve exits).
  */
 export class BashRuns extends Effect.Service<BashRuns>()("clawtool/BashRuns", {
   scoped: Effect.gen(function* () {
