@@ -14,7 +14,7 @@ import { cacheDir, codeCacheDir } from "./cacheDir.js"
 import { withHelpText } from "./cli/HelpText.js"
 import * as Manage from "./cli/Manage.js"
 import { ConfigError } from "./domain/Errors.js"
-import { packageOfSource } from "./domain/Health.js"
+import { isDown, packageOfSource } from "./domain/Health.js"
 import { DaemonLive, HealthLive, listenAddress, type Location, StaticLive } from "./layers/Main.js"
 import { Daemon } from "./services/Daemon.js"
 import { CatalogCache } from "./services/CatalogCache.js"
@@ -162,8 +162,8 @@ const health = Command.make("health", { config, secrets, json }, (options) =>
         ].join("\n")
       )
     }
-    // An idle lazy source is healthy: its catalog is known and the next request starts it.
-    if (rows.some((row) => row.status !== "running" && row.status !== "idle")) return yield* new ExitStatus({ code: 1 })
+    // An idle lazy source is healthy: its catalog is known and the next request starts it. A skipped entry was warned.
+    if (rows.some(isDown)) return yield* new ExitStatus({ code: 1 })
   }).pipe(
     (effect) => Effect.zipRight(requireSecretsFile(options), effect),
     Effect.provide(HealthWithConfig(options)),
@@ -172,7 +172,7 @@ const health = Command.make("health", { config, secrets, json }, (options) =>
   )
 ).pipe(
   Command.withDescription(
-    "Start every configured source (as serve does), wait until each has settled, print their health. Exit 0 when all run (or are idle lazy sources), 1 when any does not, 2 on usage or config errors."
+    "Start every configured source (as serve does), wait until each has settled, print their health; entries of a JSON config clawtool cannot use are listed as skipped, with why. Exit 0 when all run (or are idle lazy sources, or skipped), 1 when any does not, 2 on usage or config errors."
   )
 )
 
@@ -245,15 +245,25 @@ const connect = Command.make(
 
 const sourceList = Command.make("list", { config, secrets, json }, (options) =>
   Effect.gen(function* () {
-    const { config: loaded } = yield* Config
+    const { config: loaded, skipped } = yield* Config
     const store = yield* Secrets
-    const rows = store.readiness().map((row) => ({
-      instance: row.instance,
-      enabled: row.enabled,
-      package: packageOfSource(loaded.sources[row.instance]!),
-      secrets: row.missing.length === 0 ? "ready" : "missing",
-      missing: row.missing
-    }))
+    const rows = [
+      ...store.readiness().map((row) => ({
+        instance: row.instance,
+        enabled: row.enabled,
+        package: packageOfSource(loaded.sources[row.instance]!),
+        secrets: row.missing.length === 0 ? "ready" : "missing",
+        missing: row.missing
+      })),
+      ...skipped.map((entry) => ({
+        instance: entry.name,
+        enabled: false,
+        package: "",
+        secrets: "skipped",
+        missing: [],
+        reason: entry.reason
+      }))
+    ]
     if (options.json) return yield* Console.log(JSON.stringify(rows, null, 2))
     if (rows.length === 0) return yield* Console.log("(no sources configured)")
     yield* Console.log(
@@ -262,13 +272,21 @@ const sourceList = Command.make("list", { config, secrets, json }, (options) =>
         rows.map((row) => [
           row.instance,
           row.enabled ? "yes" : "no",
-          row.package,
-          row.missing.length === 0 ? "✓ ready" : `✗ missing: ${row.missing.join(", ")}`
+          row.package === "" ? "-" : row.package,
+          "reason" in row
+            ? `skipped: ${row.reason}`
+            : row.missing.length === 0
+              ? "✓ ready"
+              : `✗ missing: ${row.missing.join(", ")}`
         ])
       )
     )
   }).pipe((effect) => Effect.zipRight(requireSecretsFile(options), effect), Effect.provide(StaticLive(options)))
-).pipe(Command.withDescription("List configured sources and whether their secrets resolve, without starting anything."))
+).pipe(
+  Command.withDescription(
+    "List configured sources and whether their secrets resolve, without starting anything; entries of a JSON config clawtool cannot use are listed as skipped, with why."
+  )
+)
 
 const configForEdit = Options.text("config").pipe(
   Options.withAlias("c"),
@@ -587,7 +605,7 @@ const cache = Command.make("cache").pipe(
 const warnNotRunning = (sources: Sources, what: string) =>
   Effect.gen(function* () {
     for (const row of yield* sources.health) {
-      if (row.status !== "running" && row.status !== "idle") {
+      if (isDown(row)) {
         yield* Console.error(
           `warning: source ${row.name} is ${row.status}${row.reason === "" ? "" : ` (${row.reason})`}; ${what}`
         )
