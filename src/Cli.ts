@@ -2,19 +2,13 @@ import { Args, type CliApp, Command, Options } from "@effect/cli"
 import { Console, Data, Effect, Either, Layer, Logger, LogLevel, Option, Schedule } from "effect"
 import * as Fs from "node:fs"
 import * as Path from "node:path"
-import {
-  commitConfig,
-  commitSecrets,
-  didYouMean,
-  EditError,
-  readConfigText,
-  validateConfigText
-} from "./cli/ConfigEdit.js"
+import { commitConfig, commitSecrets, EditError, readConfigText, validateConfigText } from "./cli/ConfigEdit.js"
 import { cacheDir, codeCacheDir } from "./cacheDir.js"
 import { withHelpText } from "./cli/HelpText.js"
 import * as Manage from "./cli/Manage.js"
 import { ConfigError } from "./domain/Errors.js"
 import { isDown, packageOfSource } from "./domain/Health.js"
+import { type Choices, choices, didYouMean, suggest } from "./domain/Suggest.js"
 import { DaemonLive, HealthLive, listenAddress, type Location, StaticLive } from "./layers/Main.js"
 import { Daemon } from "./services/Daemon.js"
 import { CatalogCache } from "./services/CatalogCache.js"
@@ -103,7 +97,10 @@ const editConfig = (
     return file
   })
 
-const knownSources = (config: ClawtoolConfig, name: string) => didYouMean(name, Object.keys(config.sources))
+/** A wrong source name is answered with the close names, else the configured ones. */
+const configuredSources: Choices = { label: "configured sources", none: "no sources are configured" }
+const knownSources = (config: ClawtoolConfig, name: string) =>
+  suggest(name, Object.keys(config.sources), configuredSources)
 
 /** "3/7 settled" on a TTY's stderr while sources start; nothing when stderr is a pipe. */
 /** "3/7 settled" on a TTY's stderr while sources start, until interrupted; nothing when stderr is not a terminal. */
@@ -425,7 +422,7 @@ const sourceSetSecret = Command.make(
       })
       if (options.scope !== "global" && !instances.includes(options.scope)) {
         return yield* new EditError({
-          detail: `no source named ${JSON.stringify(options.scope)} in ${paths.file}; give an instance name or global${didYouMean(options.scope, [...instances, "global"])}`
+          detail: `no source named ${JSON.stringify(options.scope)} in ${paths.file}; give an instance name or global${didYouMean(options.scope, [...instances, "global"]) || choices(instances, configuredSources)}`
         })
       }
       const value = Option.isSome(options.value) ? options.value.value : yield* readStdinValue(options.key)
@@ -776,12 +773,15 @@ const selectorProblem = (
   }
   if (!instances.includes(instance)) {
     return Option.some(
-      `no source named ${JSON.stringify(instance)}${didYouMean(selector, everyTool) || didYouMean(instance, instances)}`
+      `no source named ${JSON.stringify(instance)}${didYouMean(selector, everyTool) || suggest(instance, instances, configuredSources)}`
     )
   }
   const served = tools.get(instance)
   if (served === undefined || served.has(tool)) return Option.none()
-  return Option.some(`source ${instance} has no tool ${JSON.stringify(tool)}${didYouMean(selector, everyTool)}`)
+  const own: Choices = { label: `${instance} has`, none: `${instance} has no tools` }
+  return Option.some(
+    `source ${instance} has no tool ${JSON.stringify(tool)}${didYouMean(selector, everyTool) || choices(served, own)}`
+  )
 }
 
 /** `[tools."…"]` tables naming no configured instance, or a tool a running instance does not serve. */
