@@ -2,19 +2,13 @@ import { Args, type CliApp, Command, Options } from "@effect/cli"
 import { Console, Data, Effect, Either, Layer, Logger, LogLevel, Option, Schedule } from "effect"
 import * as Fs from "node:fs"
 import * as Path from "node:path"
-import {
-  commitConfig,
-  commitSecrets,
-  didYouMean,
-  EditError,
-  readConfigText,
-  validateConfigText
-} from "./cli/ConfigEdit.js"
+import { commitConfig, commitSecrets, EditError, readConfigText, validateConfigText } from "./cli/ConfigEdit.js"
 import { cacheDir, codeCacheDir } from "./cacheDir.js"
 import { withHelpText } from "./cli/HelpText.js"
 import * as Manage from "./cli/Manage.js"
 import { ConfigError } from "./domain/Errors.js"
-import { packageOfSource } from "./domain/Health.js"
+import { isDown, packageOfSource } from "./domain/Health.js"
+import { type Choices, choices, didYouMean, suggest } from "./domain/Suggest.js"
 import { DaemonLive, HealthLive, listenAddress, type Location, StaticLive } from "./layers/Main.js"
 import { Daemon } from "./services/Daemon.js"
 import { CatalogCache } from "./services/CatalogCache.js"
@@ -103,7 +97,10 @@ const editConfig = (
     return file
   })
 
-const knownSources = (config: ClawtoolConfig, name: string) => didYouMean(name, Object.keys(config.sources))
+/** A wrong source name is answered with the close names, else the configured ones. */
+const configuredSources: Choices = { label: "configured sources", none: "no sources are configured" }
+const knownSources = (config: ClawtoolConfig, name: string) =>
+  suggest(name, Object.keys(config.sources), configuredSources)
 
 /** "3/7 settled" on a TTY's stderr while sources start; nothing when stderr is a pipe. */
 /** "3/7 settled" on a TTY's stderr while sources start, until interrupted; nothing when stderr is not a terminal. */
@@ -162,8 +159,8 @@ const health = Command.make("health", { config, secrets, json }, (options) =>
         ].join("\n")
       )
     }
-    // An idle lazy source is healthy: its catalog is known and the next request starts it.
-    if (rows.some((row) => row.status !== "running" && row.status !== "idle")) return yield* new ExitStatus({ code: 1 })
+    // An idle lazy source is healthy: its catalog is known and the next request starts it. A skipped entry was warned.
+    if (rows.some(isDown)) return yield* new ExitStatus({ code: 1 })
   }).pipe(
     (effect) => Effect.zipRight(requireSecretsFile(options), effect),
     Effect.provide(HealthWithConfig(options)),
@@ -172,7 +169,7 @@ const health = Command.make("health", { config, secrets, json }, (options) =>
   )
 ).pipe(
   Command.withDescription(
-    "Start every configured source (as serve does), wait until each has settled, print their health. Exit 0 when all run (or are idle lazy sources), 1 when any does not, 2 on usage or config errors."
+    "Start every configured source (as serve does), wait until each has settled, print their health; entries of a JSON config clawtool cannot use are listed as skipped, with why. Exit 0 when all run (or are idle lazy sources, or skipped), 1 when any does not, 2 on usage or config errors."
   )
 )
 
@@ -245,15 +242,25 @@ const connect = Command.make(
 
 const sourceList = Command.make("list", { config, secrets, json }, (options) =>
   Effect.gen(function* () {
-    const { config: loaded } = yield* Config
+    const { config: loaded, skipped } = yield* Config
     const store = yield* Secrets
-    const rows = store.readiness().map((row) => ({
-      instance: row.instance,
-      enabled: row.enabled,
-      package: packageOfSource(loaded.sources[row.instance]!),
-      secrets: row.missing.length === 0 ? "ready" : "missing",
-      missing: row.missing
-    }))
+    const rows = [
+      ...store.readiness().map((row) => ({
+        instance: row.instance,
+        enabled: row.enabled,
+        package: packageOfSource(loaded.sources[row.instance]!),
+        secrets: row.missing.length === 0 ? "ready" : "missing",
+        missing: row.missing
+      })),
+      ...skipped.map((entry) => ({
+        instance: entry.name,
+        enabled: false,
+        package: "",
+        secrets: "skipped",
+        missing: [],
+        reason: entry.reason
+      }))
+    ]
     if (options.json) return yield* Console.log(JSON.stringify(rows, null, 2))
     if (rows.length === 0) return yield* Console.log("(no sources configured)")
     yield* Console.log(
@@ -262,13 +269,21 @@ const sourceList = Command.make("list", { config, secrets, json }, (options) =>
         rows.map((row) => [
           row.instance,
           row.enabled ? "yes" : "no",
-          row.package,
-          row.missing.length === 0 ? "✓ ready" : `✗ missing: ${row.missing.join(", ")}`
+          row.package === "" ? "-" : row.package,
+          "reason" in row
+            ? `skipped: ${row.reason}`
+            : row.missing.length === 0
+              ? "✓ ready"
+              : `✗ missing: ${row.missing.join(", ")}`
         ])
       )
     )
   }).pipe((effect) => Effect.zipRight(requireSecretsFile(options), effect), Effect.provide(StaticLive(options)))
-).pipe(Command.withDescription("List configured sources and whether their secrets resolve, without starting anything."))
+).pipe(
+  Command.withDescription(
+    "List configured sources and whether their secrets resolve, without starting anything; entries of a JSON config clawtool cannot use are listed as skipped, with why."
+  )
+)
 
 const configForEdit = Options.text("config").pipe(
   Options.withAlias("c"),
@@ -407,7 +422,7 @@ const sourceSetSecret = Command.make(
       })
       if (options.scope !== "global" && !instances.includes(options.scope)) {
         return yield* new EditError({
-          detail: `no source named ${JSON.stringify(options.scope)} in ${paths.file}; give an instance name or global${didYouMean(options.scope, [...instances, "global"])}`
+          detail: `no source named ${JSON.stringify(options.scope)} in ${paths.file}; give an instance name or global${didYouMean(options.scope, [...instances, "global"]) || choices(instances, configuredSources)}`
         })
       }
       const value = Option.isSome(options.value) ? options.value.value : yield* readStdinValue(options.key)
@@ -587,7 +602,7 @@ const cache = Command.make("cache").pipe(
 const warnNotRunning = (sources: Sources, what: string) =>
   Effect.gen(function* () {
     for (const row of yield* sources.health) {
-      if (row.status !== "running" && row.status !== "idle") {
+      if (isDown(row)) {
         yield* Console.error(
           `warning: source ${row.name} is ${row.status}${row.reason === "" ? "" : ` (${row.reason})`}; ${what}`
         )
@@ -758,12 +773,15 @@ const selectorProblem = (
   }
   if (!instances.includes(instance)) {
     return Option.some(
-      `no source named ${JSON.stringify(instance)}${didYouMean(selector, everyTool) || didYouMean(instance, instances)}`
+      `no source named ${JSON.stringify(instance)}${didYouMean(selector, everyTool) || suggest(instance, instances, configuredSources)}`
     )
   }
   const served = tools.get(instance)
   if (served === undefined || served.has(tool)) return Option.none()
-  return Option.some(`source ${instance} has no tool ${JSON.stringify(tool)}${didYouMean(selector, everyTool)}`)
+  const own: Choices = { label: `${instance} has`, none: `${instance} has no tools` }
+  return Option.some(
+    `source ${instance} has no tool ${JSON.stringify(tool)}${didYouMean(selector, everyTool) || choices(served, own)}`
+  )
 }
 
 /** `[tools."…"]` tables naming no configured instance, or a tool a running instance does not serve. */

@@ -1,7 +1,8 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Either } from "effect"
-import { closest, validateConfigText, validateSecretsText } from "../src/cli/ConfigEdit.js"
+import { validateConfigText, validateSecretsText } from "../src/cli/ConfigEdit.js"
 import { rewriteHelp } from "../src/cli/HelpText.js"
+import { choices, closest, suggest } from "../src/domain/Suggest.js"
 import * as Manage from "../src/cli/Manage.js"
 import { removeTable, setKey } from "../src/cli/TomlEdit.js"
 
@@ -113,6 +114,21 @@ describe("suggestions and help text", () => {
   it("closest names are typos of the input, closest first", () => {
     assert.deepStrictEqual(closest("clock.nwo", ["clock.now", "notes.add_note", "clock.add"]), ["clock.now"])
     assert.deepStrictEqual(closest("zzzzzz", ["clock.now"]), [])
+  })
+
+  it("a wrong name gets the close names, else every name to choose from, sorted and bounded", () => {
+    const wording = { label: "configured sources", none: "no sources are configured" }
+    assert.strictEqual(suggest("clok", ["notes", "clock"], wording), `; did you mean "clock"?`)
+    assert.strictEqual(suggest("zzzzzz", ["notes", "clock"], wording), "; configured sources: clock, notes")
+    assert.strictEqual(suggest("zzzzzz", [], wording), "; no sources are configured")
+    const many = Array.from({ length: 25 }, (_, i) => `tool-${String(25 - i).padStart(2, "0")}`)
+    const listed = choices(many, { label: "alpha has", none: "alpha has no tools" })
+    const first = Array.from({ length: 20 }, (_, i) => `tool-${String(i + 1).padStart(2, "0")}`)
+    assert.strictEqual(listed, `; alpha has: ${first.join(", ")}, …and 5 more`)
+    assert.strictEqual(
+      choices(many.slice(5), { label: "alpha has", none: "alpha has no tools" }),
+      `; alpha has: ${first.join(", ")}`
+    )
   })
 
   it("help gets the full usage path, no filler and an example", () => {

@@ -4,11 +4,12 @@ import { Duration, Effect, Either, Layer, Option } from "effect"
 import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
-import { isRemote, OAuthConfig, skippedEntries, targetOf } from "../src/domain/Config.js"
+import { isRemote, OAuthConfig, targetOf } from "../src/domain/Config.js"
 import { ConfigError } from "../src/domain/Errors.js"
 import {
   Config,
   ConfigLocation,
+  decodeConfig,
   type Env,
   kebabCase,
   parseConfig,
@@ -352,25 +353,35 @@ describe("parseConfig (JSON of Claude Desktop, Cursor, VS Code)", () => {
     assert.strictEqual(sources["plain"]!.transport, "auto")
   })
 
-  it("skips an entry it cannot use, naming it, and keeps the others", () => {
+  it("skips an entry it cannot use, keeping it with why beside the config, and keeps the others", () => {
     const document = {
       mcpServers: {
         ok: { command: "a" },
         web: { url: "https://example.com/mcp" },
         socket: { type: "ws", url: "wss://example.com" },
+        pigeon: { type: 7 },
         empty: { args: [] },
         both: { command: "a", url: "https://example.com" },
-        "no-url": { type: "sse" }
+        "no-url": { type: "sse" },
+        "no-command": { type: "stdio", url: "https://example.com" }
       }
     }
-    const { sources } = Either.getOrThrow(parseConfig(JSON.stringify(document), file))
-    assert.deepStrictEqual(Object.keys(sources).sort(), ["ok", "web"])
-    assert.deepStrictEqual(skippedEntries(document), [
-      `mcpServers.socket: unknown type "ws"; skipped (clawtool cannot use this entry)`,
-      "mcpServers.empty: has neither a command nor a url; skipped (clawtool cannot use this entry)",
-      "mcpServers.both: has both a command and a url; skipped (clawtool cannot use this entry)",
-      `mcpServers.no-url: type "sse" has no url; skipped (clawtool cannot use this entry)`
-    ])
+    const { config, skipped } = Either.getOrThrow(decodeConfig(JSON.stringify(document), file))
+    assert.deepStrictEqual(Object.keys(config.sources).sort(), ["ok", "web"])
+    assert.deepStrictEqual(
+      skipped.map((entry) => [entry.name, entry.reason]),
+      [
+        ["both", "has both a command and a url"],
+        ["empty", "has neither a command nor a url"],
+        ["no-command", `type "stdio" has no command`],
+        ["no-url", `type "sse" has no url`],
+        ["pigeon", "type 7 is not stdio, http or sse"],
+        ["socket", `type "ws" is not stdio, http or sse`]
+      ]
+    )
+    // A TOML config skips nothing: an entry it cannot use is an error.
+    assert.deepStrictEqual(Either.getOrThrow(decodeConfig(`[sources.ok]\ncommand = ["a"]\n`, "/x/c.toml")).skipped, [])
+    assert.isTrue(Either.isLeft(decodeConfig(`[sources.nothing]\n`, "/x/c.toml")))
   })
 
   it("checks a remote entry's keys like a local one's", () => {

@@ -25,8 +25,9 @@ describe("McpServersJson: the host's JSON as a Schema transform", () => {
       }
     })
     if (Either.isLeft(decoded)) return assert.fail(String(decoded.left))
-    const { fs, off } = decoded.right.sources
-    assert.instanceOf(decoded.right, ClawtoolConfig)
+    const { fs, off } = decoded.right.config.sources
+    assert.instanceOf(decoded.right.config, ClawtoolConfig)
+    assert.deepStrictEqual(decoded.right.skipped, [])
     assert.deepStrictEqual(fs?.command, ["npx", "-y", "fs"])
     assert.strictEqual(fs?.enabled, true)
     assert.strictEqual(fs?.restart, "on-failure")
@@ -38,7 +39,7 @@ describe("McpServersJson: the host's JSON as a Schema transform", () => {
   })
 
   it("is one way: a ClawtoolConfig is not written back as mcpServers JSON", () => {
-    const encoded = Schema.encodeEither(McpServersJson)(ClawtoolConfig.empty)
+    const encoded = Schema.encodeEither(McpServersJson)({ config: ClawtoolConfig.empty, skipped: [] })
     assert.isTrue(Either.isLeft(encoded))
   })
 
@@ -92,7 +93,7 @@ describe("McpServersJson: the host's JSON as a Schema transform", () => {
     for (const [text, message] of cases) assert.strictEqual(jsonMessage(text), message, text)
   })
 
-  it("decodes a remote server's keys, and leaves out one it cannot use", () => {
+  it("decodes a remote server's keys, and leaves out one it cannot use, listing it with why", () => {
     const decoded = Schema.decodeUnknownEither(McpServersJson, { onExcessProperty: "error" })({
       servers: {
         web: { type: "sse", url: "https://example.com/sse", headers: { "X-Key": "k" } },
@@ -100,10 +101,15 @@ describe("McpServersJson: the host's JSON as a Schema transform", () => {
       }
     })
     if (Either.isLeft(decoded)) return assert.fail(String(decoded.left))
-    assert.deepStrictEqual(Object.keys(decoded.right.sources), ["web"])
-    assert.strictEqual(decoded.right.sources["web"]!.url, "https://example.com/sse")
-    assert.strictEqual(decoded.right.sources["web"]!.transport, "sse")
-    assert.deepStrictEqual(decoded.right.sources["web"]!.headers, { "X-Key": "k" })
+    const { sources } = decoded.right.config
+    assert.deepStrictEqual(Object.keys(sources), ["web"])
+    assert.strictEqual(sources["web"]!.url, "https://example.com/sse")
+    assert.strictEqual(sources["web"]!.transport, "sse")
+    assert.deepStrictEqual(sources["web"]!.headers, { "X-Key": "k" })
+    assert.deepStrictEqual(
+      decoded.right.skipped.map((entry) => [entry.name, entry.reason]),
+      [["odd", "has both a command and a url"]]
+    )
   })
 })
 

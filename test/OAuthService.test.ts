@@ -101,6 +101,8 @@ describe("OAuth service", () => {
       assert.include(plain.detail, "oauth = true")
       const unknown = yield* Effect.flip(oauth.login("nope", () => undefined))
       assert.include(unknown.detail, "sources with oauth: linear, notion")
+      const typo = yield* Effect.flip(oauth.logout("linaer"))
+      assert.include(typo.detail, `no source named "linaer"; did you mean "linear"?`)
     }).pipe(Effect.provide(oauthLayer(tempDir("clawtool-state-"))))
   )
 })

@@ -1,5 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Chunk, Effect, Layer, Option, Stream } from "effect"
+import { Chunk, Effect, Either, Layer, Stream } from "effect"
+import { SkippedEntry } from "../src/domain/Config.js"
 import type { HealthRow } from "../src/domain/Health.js"
 import { Config } from "../src/services/Config.js"
 import { CatalogCache } from "../src/services/CatalogCache.js"
@@ -71,14 +72,35 @@ describe("Sources.reconfigure", () => {
         // The same config again: nothing done, nothing emitted. Then a failure report, shown as the config row.
         const again = yield* sources.reconfigure(next, resolverFor(nextText))
         assert.deepStrictEqual([again.start, again.stop, again.restart], [[], [], []])
-        yield* sources.reportReload(Option.some("config x.toml:1: broken"))
+        yield* sources.reportReload(Either.left("config x.toml:1: broken"))
         const rows = yield* sources.health
         assert.deepStrictEqual(
           [rows[0]!.kind, rows[0]!.name, rows[0]!.reason],
           ["config", "config", "last reload failed: config x.toml:1: broken"]
         )
-        yield* sources.reportReload(Option.none())
+        yield* sources.reportReload(Either.right([]))
         assert.isTrue((yield* sources.health).every((row) => row.kind === "source"))
+
+        // A reload's skipped entries are rows after the sources'; a failed reload keeps them.
+        const weird = new SkippedEntry({ name: "weird", reason: `type "carrier-pigeon" is not stdio, http or sse` })
+        const nothing = new SkippedEntry({ name: "nothing", reason: "has neither a command nor a url" })
+        yield* sources.reportReload(Either.right([nothing, weird]))
+        yield* sources.reportReload(Either.left("config x.toml:1: broken"))
+        const withSkipped = yield* sources.health
+        assert.deepStrictEqual(
+          withSkipped.map((row) => [row.name, row.status]),
+          [
+            ["config", "down"],
+            ["added", "running"],
+            ["change", "running"],
+            ["keep", "running"],
+            ["nothing", "skipped"],
+            ["weird", "skipped"]
+          ]
+        )
+        assert.strictEqual(withSkipped.at(-1)!.reason, weird.reason)
+        yield* sources.reportReload(Either.right([]))
+        assert.isFalse((yield* sources.health).some((row) => row.status === "skipped"))
       }).pipe(Effect.provide(withConfig(stub("keep") + stub("change") + stub("gone")))),
     60_000
   )

@@ -109,37 +109,6 @@ export const commitSecrets = (file: string, after: string) =>
     yield* writeAtomically(file, after, { forceMode: 0o600 })
   })
 
-/** Levenshtein distance, for "did you mean" suggestions. */
-export const distance = (a: string, b: string): number => {
-  let previous = Array.from({ length: b.length + 1 }, (_, i) => i)
-  for (let i = 1; i <= a.length; i++) {
-    const current = [i]
-    for (let j = 1; j <= b.length; j++) {
-      current[j] = Math.min(previous[j]! + 1, current[j - 1]! + 1, previous[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1))
-    }
-    previous = current
-  }
-  return previous[b.length]!
-}
-
-/** Up to three known names closest to `name` (and close enough to be a plausible typo), closest first. */
-export const closest = (name: string, known: Iterable<string>): ReadonlyArray<string> => {
-  const near = [...new Set(known)]
-    .map((candidate) => ({ candidate, score: distance(name.toLowerCase(), candidate.toLowerCase()) }))
-    .filter(({ candidate, score }) => score <= Math.max(2, Math.floor(Math.max(name.length, candidate.length) / 3)))
-    .sort((a, b) => a.score - b.score || (a.candidate < b.candidate ? -1 : 1))
-  // Only the best matches: a typo has one intended name, rarely several equally close ones.
-  return near
-    .filter(({ score }) => score === near[0]?.score)
-    .slice(0, 3)
-    .map(({ candidate }) => candidate)
-}
-
-export const didYouMean = (name: string, known: Iterable<string>): string => {
-  const names = closest(name, known)
-  return names.length === 0 ? "" : `; did you mean ${names.map((n) => JSON.stringify(n)).join(" or ")}?`
-}
-
 /** A KEY for secrets and env: the rule the config schema applies. */
 export const envNameProblem = (key: string): Option.Option<string> =>
   Either.isRight(Schema.decodeUnknownEither(Schema.String.pipe(Schema.pattern(/^[A-Za-z_][A-Za-z0-9_]*$/)))(key))

@@ -510,12 +510,12 @@ type EntryKind =
 const entryKind = (entry: { readonly [key: string]: unknown }): EntryKind => {
   const { type, command, url } = entry
   if (type !== undefined && type !== "stdio" && (typeof type !== "string" || !(type in remoteTypes))) {
-    return { _tag: "Unusable", why: `unknown type ${JSON.stringify(type)}` }
+    return { _tag: "Unusable", why: `type ${JSON.stringify(type)} is not stdio, http or sse` }
   }
   const remote = typeof type === "string" ? remoteTypes[type] : undefined
   if (type === "stdio" || (type === undefined && url === undefined)) {
     return command === undefined
-      ? { _tag: "Unusable", why: url === undefined ? "has neither a command nor a url" : "type stdio has no command" }
+      ? { _tag: "Unusable", why: url === undefined ? "has neither a command nor a url" : `type "stdio" has no command` }
       : { _tag: "Stdio" }
   }
   if (url === undefined) return { _tag: "Unusable", why: `type ${JSON.stringify(type)} has no url` }
@@ -595,36 +595,31 @@ const HostServers = Schema.Record({ key: InstanceName, value: HostEntry }).annot
   description: `an object of servers, like { "my-server": { "command": "npx" } }`
 })
 
-/**
- * The entries of a host's JSON document clawtool skips, each as one warning naming it (`mcpServers.x: unknown type
- * "ws"; skipped`). Pure; an unreadable document has none (its error is the decoder's to report).
- */
-export const skippedEntries = (document: unknown): ReadonlyArray<string> => {
-  if (typeof document !== "object" || document === null) return []
-  return (["mcpServers", "servers"] as const).flatMap((key) => {
-    const entries: unknown = (document as Record<string, unknown>)[key]
-    if (typeof entries !== "object" || entries === null) return []
-    return Object.entries(entries).flatMap(([name, entry]) => {
-      if (typeof entry !== "object" || entry === null || Array.isArray(entry)) return []
-      const kind = entryKind(entry as Record<string, unknown>)
-      return kind._tag === "Unusable" ? [`${key}.${name}: ${kind.why}; skipped (clawtool cannot use this entry)`] : []
-    })
-  })
-}
-
 /** The host owns the file: its other top-level keys (globalShortcut, inputs, …) are left alone. */
 const HostDocument = Schema.Struct(
   { mcpServers: Schema.optional(HostServers), servers: Schema.optional(HostServers) },
   Schema.Record({ key: Schema.String, value: Schema.Unknown })
 ).annotations({ description: `a JSON object with "mcpServers" or "servers"` })
 
+/** An entry of a host's JSON file that clawtool cannot use: left out of the sources, named in a warning and in Health. */
+export class SkippedEntry extends Schema.Class<SkippedEntry>("SkippedEntry")({
+  /** The entry's key. */
+  name: Schema.String,
+  /** Why clawtool cannot use it, like `type "ws" is not stdio, http or sse`. */
+  reason: Schema.String
+}) {}
+
+/** A config as decoded from its file, with the host entries left out of it (a TOML config skips none: it rejects). */
+export const DecodedConfig = Schema.Struct({ config: ClawtoolConfig, skipped: Schema.Array(SkippedEntry) })
+export type DecodedConfig = typeof DecodedConfig.Type
+
 /**
  * A host's JSON file as a ClawtoolConfig: each entry becomes a source, `command` + `args` its command (or `url`,
  * `type` and `headers` a remote source's keys) and `disabled` its `enabled`. An entry clawtool cannot use is left out
- * (`skippedEntries` says which, for a warning), never a reason to reject the others. One way only: clawtool writes
- * its own config as TOML.
+ * and listed in `skipped` (by name) with why, never a reason to reject the others. One way only: clawtool writes its
+ * own config as TOML.
  */
-export const McpServersJson = Schema.transformOrFail(HostDocument, ClawtoolConfig, {
+export const McpServersJson = Schema.transformOrFail(HostDocument, DecodedConfig, {
   strict: true,
   decode: (document, _, ast) => {
     const { mcpServers, servers } = document
@@ -642,13 +637,18 @@ export const McpServersJson = Schema.transformOrFail(HostDocument, ClawtoolConfi
       )
     }
     return ParseResult.succeed({
-      sources: Record.filterMap(entries, (entry) =>
-        entry._tag === "Source" ? Option.some(entry.fields) : Option.none()
-      )
+      config: {
+        sources: Record.filterMap(entries, (entry) =>
+          entry._tag === "Source" ? Option.some(entry.fields) : Option.none()
+        )
+      },
+      skipped: Object.entries(entries)
+        .flatMap(([name, entry]) => (entry._tag === "Skipped" ? [{ name, reason: entry.why }] : []))
+        .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
     })
   },
-  encode: (config, _, ast) =>
+  encode: (decoded, _, ast) =>
     ParseResult.fail(
-      new ParseResult.Forbidden(ast, config, "clawtool writes its config as TOML, not as mcpServers JSON")
+      new ParseResult.Forbidden(ast, decoded, "clawtool writes its config as TOML, not as mcpServers JSON")
     )
 })

@@ -1,11 +1,12 @@
 import { Schema } from "effect"
-import { type SourceConfig, targetOf } from "./Config.js"
+import { type SkippedEntry, type SourceConfig, targetOf } from "./Config.js"
 
 /**
  * `crash-loop`: restarted `max_restarts` times within `restart_window`; now retried only every `crash_loop_retry`.
  * `idle`: a lazy source with no child (not needed yet, or stopped after `idle_timeout`); its tools stay listed.
+ * `skipped`: an entry of a host's JSON config clawtool cannot use; never started, its reason says why.
  */
-export const Status = Schema.Literal("starting", "running", "down", "unauthenticated", "crash-loop", "idle")
+export const Status = Schema.Literal("starting", "running", "down", "unauthenticated", "crash-loop", "idle", "skipped")
 export type Status = typeof Status.Type
 
 /** A child's exit: its code, or the signal that killed it, and when (ISO time). */
@@ -58,6 +59,24 @@ export const reloadFailedRow = (file: string, detail: string): HealthRow =>
     startupMs: null,
     stderrTail: []
   })
+
+/** The row of an entry a JSON config gives but clawtool skipped (no package: it names nothing clawtool can run). */
+export const skippedRow = (entry: SkippedEntry): HealthRow =>
+  new HealthRow({
+    name: entry.name,
+    status: "skipped",
+    reason: entry.reason,
+    toolCount: 0,
+    package: "",
+    pid: null,
+    startedAt: null,
+    startupMs: null,
+    stderrTail: []
+  })
+
+/** A row that needs someone's attention: not running, not an idle lazy source, and not a skipped entry (warned). */
+export const isDown = (row: HealthRow): boolean =>
+  row.status !== "running" && row.status !== "idle" && row.status !== "skipped"
 
 const runners = new Set(["npx", "bunx", "pnpx", "uvx", "pipx", "docker", "podman", "uv", "pnpm", "yarn", "deno", "bun"])
 const runnerVerbs = new Set(["run", "exec", "dlx", "x", "tool", "--rm", "-i", "-y", "--yes"])

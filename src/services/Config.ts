@@ -1,5 +1,6 @@
 import {
   Array as Arr,
+  Console,
   Context,
   Either,
   Effect,
@@ -14,7 +15,14 @@ import * as Fs from "node:fs/promises"
 import * as Os from "node:os"
 import * as Path from "node:path"
 import * as Toml from "smol-toml"
-import { ClawtoolConfig, kebabCase, McpServersJson, skippedEntries, SourceConfig } from "../domain/Config.js"
+import {
+  ClawtoolConfig,
+  type DecodedConfig,
+  kebabCase,
+  McpServersJson,
+  type SkippedEntry,
+  SourceConfig
+} from "../domain/Config.js"
 import { type ConfigChainShape, configChainVariable, parseConfigChain } from "../domain/Environment.js"
 import { ConfigError } from "../domain/Errors.js"
 
@@ -86,17 +94,34 @@ export const resolveConfigPaths = (
 /**
  * Parses and validates one config text. Pure: `file` only names the file in errors. TOML is clawtool's own shape
  * (ClawtoolConfig); JSON is the `mcpServers` (Claude Desktop, Cursor) or `servers` (VS Code) shape, decoded by the
- * McpServersJson transform into the same ClawtoolConfig. Both report through `decodeStrict`.
+ * McpServersJson transform into the same ClawtoolConfig plus the entries it skipped. Both report through
+ * `decodeStrict`.
  */
+export const decodeConfig = (
+  text: string,
+  file: string,
+  format: ConfigFormat = formatOf(file)
+): Either.Either<DecodedConfig, ConfigError> => (format === "json" ? parseJson(text, file) : parseToml(text, file))
+
+/** `decodeConfig` without the skipped entries. */
 export const parseConfig = (
   text: string,
   file: string,
   format: ConfigFormat = formatOf(file)
-): Either.Either<ClawtoolConfig, ConfigError> => (format === "json" ? parseJson(text, file) : parseToml(text, file))
+): Either.Either<ClawtoolConfig, ConfigError> => Either.map(decodeConfig(text, file, format), ({ config }) => config)
+
+/** The warning naming one skipped entry; on stderr, whatever the log level (health and tools list keep only errors). */
+export const warnSkipped = (file: string, entries: ReadonlyArray<SkippedEntry>): Effect.Effect<void> =>
+  Effect.forEach(
+    entries,
+    (entry) => Console.error(`warning: config ${file}: entry ${entry.name}: ${entry.reason}; skipped`),
+    { discard: true }
+  )
 
 /**
  * The loaded configuration. `file` is None when the default file does not exist (then `config` is empty);
  * `secretsFile` is always Some (beside the config file, or `--secrets`); `path` is the config path in effect either way.
+ * `skipped`: the entries of a host's JSON file clawtool cannot use, each warned about once here, when it is read.
  * `chain` places it among the clawtools above (ADR 013): when one of them already serves this file, `config` has no
  * sources, so this clawtool starts none and its Gateway refuses `initialize`.
  */
@@ -107,14 +132,19 @@ export class Config extends Effect.Service<Config>()("clawtool/Config", {
     const paths = resolveConfigPaths(location, env)
     const inherited = parseConfigChain(env[configChainVariable])
     const loaded = yield* load(paths, inherited)
+    yield* warnSkipped(loaded.path, loaded.skipped)
     return {
       ...loaded,
       live: yield* makeLive(loaded.config),
       /**
        * The config file read again from the path as given (a re-pointed symlink is followed), for a reload (ADR 016).
-       * Unlike at start, a missing file is an error: a file being replaced must not stop every source.
+       * Unlike at start, a missing file is an error: a file being replaced must not stop every source. Its skipped
+       * entries are not warned about here: Reload names those that are new.
        */
-      reread: Effect.map(load(paths, inherited, { missingIsError: true }), ({ config }) => config)
+      reread: Effect.map(load(paths, inherited, { missingIsError: true }), ({ config, skipped }): DecodedConfig => ({
+        config,
+        skipped
+      }))
     }
   })
 }) {
@@ -132,8 +162,9 @@ export class Config extends Effect.Service<Config>()("clawtool/Config", {
         format: formatOf(options.file ?? "config.toml"),
         chain: { files: [], repeated: Option.none() },
         config,
+        skipped: [],
         live: Effect.runSync(makeLive(config)),
-        reread: Effect.succeed(config)
+        reread: Effect.succeed({ config, skipped: [] })
       })
     )
 }
@@ -172,23 +203,18 @@ const load = Effect.fn("Config.load")(function* (
       return yield* new ConfigError({ reason: "NotFound", file, detail: `no such file (given by ${given})` })
     }
     yield* Effect.logDebug(`no config at ${file}; starting with no sources`)
-    return { ...base, file: Option.none<string>(), config: ClawtoolConfig.empty }
+    return { ...base, file: Option.none<string>(), config: ClawtoolConfig.empty, skipped: [] }
   }
-  const config = resolveRelativePaths(yield* parseConfig(text.value, file, format), Path.dirname(file))
-  if (format === "json") {
-    // Entries a host can use but clawtool cannot are left out of the config; each is named once.
-    for (const warning of skippedEntries(Either.getOrUndefined(jsonDocument(text.value, file)))) {
-      yield* Effect.logWarning(`config ${file}: ${warning}`)
-    }
-  }
+  const decoded = yield* decodeConfig(text.value, file, format)
+  const config = resolveRelativePaths(decoded.config, Path.dirname(file))
   if (Option.isSome(chain.repeated)) {
     yield* Effect.logWarning(
       `config ${chain.repeated.value} is already served by a clawtool above this one (${configChainVariable}): starting none of its sources`
     )
-    return { ...base, file: Option.some(file), config: new ClawtoolConfig({ ...config, sources: {} }) }
+    return { ...base, file: Option.some(file), config: new ClawtoolConfig({ ...config, sources: {} }), skipped: [] }
   }
   yield* Effect.logDebug(`config ${file}: ${Object.keys(config.sources).length} source(s)`)
-  return { ...base, file: Option.some(file), config }
+  return { ...base, file: Option.some(file), config, skipped: decoded.skipped }
 })
 
 /**
@@ -516,9 +542,12 @@ const show = (value: unknown): string => {
 
 // --- TOML -------------------------------------------------------------------
 
-const parseToml = (text: string, file: string): Either.Either<ClawtoolConfig, ConfigError> =>
+const parseToml = (text: string, file: string): Either.Either<DecodedConfig, ConfigError> =>
   Either.flatMap(tomlDocument(text, file), (input) =>
-    decodeStrict(ClawtoolConfig, input, { file, text, format: "toml" })
+    Either.map(decodeStrict(ClawtoolConfig, input, { file, text, format: "toml" }), (config) => ({
+      config,
+      skipped: []
+    }))
   )
 
 /** smol-toml parse, with its syntax error turned into a ConfigError carrying its line and column. */
@@ -617,7 +646,7 @@ export const parseKeys = (line: string, start: number): { keys: ReadonlyArray<st
 // --- JSON (Claude Desktop, Cursor, VS Code) ---------------------------------
 
 /** JSON syntax errors carry their line and column; the shape is the McpServersJson schema's to judge. */
-const parseJson = (text: string, file: string): Either.Either<ClawtoolConfig, ConfigError> =>
+const parseJson = (text: string, file: string): Either.Either<DecodedConfig, ConfigError> =>
   Either.flatMap(jsonDocument(text, file), (input) =>
     decodeStrict(McpServersJson, input, { file, text, format: "json" })
   )

@@ -1,6 +1,7 @@
 import { Effect, Layer, Option } from "effect"
 import { type OAuthConfig, oauthOf, type SourceConfig } from "../domain/Config.js"
 import { SourceError } from "../domain/Errors.js"
+import { suggest } from "../domain/Suggest.js"
 import { Config, ProcessEnv } from "./Config.js"
 import { OAuthError } from "./OAuth/Errors.js"
 import type { OAuthSettings } from "./OAuth/Provider.js"
@@ -83,7 +84,7 @@ export class OAuth extends Effect.Service<OAuth>()("clawtool/OAuth", {
           new OAuthError({
             instance,
             reason: "NotRemote",
-            detail: `no source named ${JSON.stringify(instance)}${known.length === 0 ? " (no source has oauth set)" : `; sources with oauth: ${known.join(", ")}`}`
+            detail: `no source named ${JSON.stringify(instance)}${suggest(instance, known, { label: "sources with oauth", none: "no source has oauth set" })}`
           })
         )
       }

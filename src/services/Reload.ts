@@ -1,8 +1,8 @@
-import { Duration, Effect, Option, Stream } from "effect"
+import { Duration, Effect, Either, Option, Stream } from "effect"
 import * as Fs from "node:fs"
 import * as Path from "node:path"
 import * as ConfigDiff from "../domain/ConfigDiff.js"
-import { Config, ProcessEnv } from "./Config.js"
+import { Config, ProcessEnv, warnSkipped } from "./Config.js"
 import { warnUnknownSelectors } from "./Registry.js"
 import { loadSecrets, makeSecrets, SecretStore } from "./Secrets.js"
 import { Sources } from "./Sources.js"
@@ -22,14 +22,16 @@ const atStartOnly = ["limits", "observability", "list_wait", "roots", "core_tool
 export class Reload extends Effect.Service<Reload>()("clawtool/Reload", {
   dependencies: [Config.Default, Sources.Default],
   scoped: Effect.gen(function* () {
-    const { path: configPath, reread, secretsFile } = yield* Config
+    const { path: configPath, reread, secretsFile, skipped: skippedAtStart } = yield* Config
     const sources = yield* Sources
     const env = yield* ProcessEnv
 
+    // Each skipped entry is warned about once per serve: again only when it is skipped for a new reason.
+    let warned = skippedAtStart
     const read = Effect.gen(function* () {
-      const next = yield* reread
+      const { config: next, skipped } = yield* reread
       const store = Option.isSome(secretsFile) ? yield* loadSecrets(secretsFile.value) : SecretStore.empty
-      return { next, resolve: makeSecrets(store, env, next.sources, secretsFile).resolve }
+      return { next, skipped, resolve: makeSecrets(store, env, next.sources, secretsFile).resolve }
     })
 
     /** One reload: read, then apply or reject. Never fails: a rejection is logged and shown in Health. */
@@ -38,11 +40,17 @@ export class Reload extends Effect.Service<Reload>()("clawtool/Reload", {
         onFailure: (error) =>
           Effect.zipRight(
             Effect.logError(`config reload rejected, the running sources are unchanged: ${error.message}`),
-            sources.reportReload(Option.some(error.message))
+            sources.reportReload(Either.left(error.message))
           ),
-        onSuccess: ({ next, resolve }) =>
+        onSuccess: ({ next, skipped, resolve }) =>
           Effect.gen(function* () {
-            yield* sources.reportReload(Option.none())
+            const before = warned
+            warned = skipped
+            yield* warnSkipped(
+              configPath,
+              skipped.filter((entry) => !before.some((old) => old.name === entry.name && old.reason === entry.reason))
+            )
+            yield* sources.reportReload(Either.right(skipped))
             const changes = yield* sources.reconfigure(next, resolve)
             if (ConfigDiff.isEmpty(changes)) return yield* Effect.logInfo("config reloaded: nothing changed")
             yield* warnUnknownSelectors(next)

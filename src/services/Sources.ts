@@ -1,9 +1,16 @@
-import { Clock, Deferred, Duration, Effect, FiberMap, Option, Queue, Stream } from "effect"
-import { type ClawtoolConfig, isRemote, type SourceConfig, type SourceTarget, targetOf } from "../domain/Config.js"
+import { Clock, Deferred, Duration, Effect, Either, FiberMap, Option, Queue, Stream } from "effect"
+import {
+  type ClawtoolConfig,
+  isRemote,
+  type SkippedEntry,
+  type SourceConfig,
+  type SourceTarget,
+  targetOf
+} from "../domain/Config.js"
 import * as ConfigDiff from "../domain/ConfigDiff.js"
 import { childEnvironment } from "../domain/Environment.js"
 import { type CallError, SourceError } from "../domain/Errors.js"
-import { type HealthRow, packageOfSource, reloadFailedRow } from "../domain/Health.js"
+import { type HealthRow, packageOfSource, reloadFailedRow, skippedRow } from "../domain/Health.js"
 import type { CallToolRequest, CallToolResult } from "../domain/Mcp.js"
 import { CatalogCache, keyOf } from "./CatalogCache.js"
 import { Config } from "./Config.js"
@@ -53,7 +60,7 @@ export interface SourcesApi {
    * Sources without it caches no lists).
    */
   readonly cachedSurface?: (instance: string) => Instance.CachedSurface | undefined
-  /** One Health row per instance, in instance order. */
+  /** One Health row per instance, in instance order, then one per skipped entry of a JSON config. */
   readonly health: Effect.Effect<ReadonlyArray<HealthRow>>
   /** A tools/call to one instance's tool (its own name), through its running child. */
   readonly callTool: (
@@ -79,8 +86,11 @@ export interface SourcesApi {
     next: ClawtoolConfig,
     resolve: (instance: string, source: SourceConfig) => ResolvedSource
   ) => Effect.Effect<ConfigDiff.ConfigDiff>
-  /** The config file's last reload: none once one succeeded, else why it was rejected (a Health row while it lasts). */
-  readonly reportReload: (failure: Option.Option<string>) => Effect.Effect<void>
+  /**
+   * The config file's last reload: the entries it skipped once one succeeded, else why it was rejected (a Health row
+   * while it lasts; the skipped entries stay those of the config in effect).
+   */
+  readonly reportReload: (outcome: Either.Either<ReadonlyArray<SkippedEntry>, string>) => Effect.Effect<void>
 }
 
 /**
@@ -146,7 +156,7 @@ const counted = (connection: Connection, activity: Activity): Connection => {
 export class Sources extends Effect.Service<Sources>()("clawtool/Sources", {
   dependencies: [Config.Default, Secrets.Default, SourceClient.Default, CatalogCache.Default],
   scoped: Effect.gen(function* () {
-    const { config: initial, path: configPath, live } = yield* Config
+    const { config: initial, path: configPath, live, skipped: skippedAtStart } = yield* Config
     const secrets = yield* Secrets
     const client = yield* SourceClient
     const cache = yield* CatalogCache
@@ -202,6 +212,7 @@ export class Sources extends Effect.Service<Sources>()("clawtool/Sources", {
       Effect.zipRight(Deferred.succeed(listed.get(name)!, undefined), Deferred.succeed(settled.get(name)!, undefined))
     const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
     let reloadFailure = Option.none<string>()
+    let skipped = skippedAtStart
 
     /** The child's final launch: command, env and the persisted catalog's key; the key is absent without secrets. */
     const launchOf = (name: string, source: SourceConfig) =>
@@ -547,22 +558,26 @@ export class Sources extends Effect.Service<Sources>()("clawtool/Sources", {
       cachedSurface: (instance) => state.get().instances.get(instance)?.cachedSurface,
       health: Effect.map(Clock.currentTimeMillis, (at) => {
         const { instances, names } = state.get()
-        const rows = names.map((name) =>
-          Instance.healthRow(instances.get(name)!, {
-            package: packageOfSource(config.sources[name]!),
-            diagnostics: diagnostics.get(name)!,
-            now: at
-          })
-        )
+        const rows = [
+          ...names.map((name) =>
+            Instance.healthRow(instances.get(name)!, {
+              package: packageOfSource(config.sources[name]!),
+              diagnostics: diagnostics.get(name)!,
+              now: at
+            })
+          ),
+          ...skipped.map(skippedRow)
+        ]
         return Option.match(reloadFailure, {
           onNone: () => rows,
           onSome: (why) => [reloadFailedRow(configPath, why), ...rows]
         })
       }),
       reconfigure,
-      reportReload: (failure) =>
+      reportReload: (outcome) =>
         Effect.sync(() => {
-          reloadFailure = failure
+          reloadFailure = Either.getLeft(outcome)
+          if (Either.isRight(outcome)) skipped = outcome.right
         }),
       callTool,
       awaitInstance,

@@ -70,7 +70,12 @@ describe("clawtool source add/remove/enable/disable (built CLI, temp config)", (
       [["source", "add", "web", "--header", "A=b", "--", "node"], "--header is for remote sources"],
       [["source", "add", "zed", "--env", "1BAD=x", "--", "node"], "environment variable name"],
       [["source", "remove", "stbu"], `did you mean "stub"`],
-      [["source", "disable", "nope"], "no source named"]
+      // No close name: the configured ones are named instead.
+      [["source", "remove", "nope"], `no source named "nope"; configured sources: stub`],
+      [["source", "enable", "nope"], `no source named "nope"; configured sources: stub`],
+      [["source", "disable", "nope"], `no source named "nope"; configured sources: stub`],
+      [["auth", "login", "nope"], `no source named "nope"; no source has oauth set`],
+      [["auth", "logout", "nope"], `no source named "nope"; no source has oauth set`]
     ]
     for (const [args, message] of cases) {
       const result = runCli([...args.slice(0, 2), "--config", config, ...args.slice(2)])
@@ -107,6 +112,9 @@ describe("clawtool source add/remove/enable/disable (built CLI, temp config)", (
     const unknown = runCli(["source", "set-secret", "stbu", "TOKEN", "--value", "x", "--config", config])
     assert.strictEqual(unknown.code, 2)
     assert.include(unknown.stderr, `did you mean "stub"`)
+    const far = runCli(["source", "set-secret", "nope", "TOKEN", "--value", "x", "--config", config])
+    assert.strictEqual(far.code, 2)
+    assert.include(far.stderr, `give an instance name or global; configured sources: stub`)
   })
 })
 
@@ -127,6 +135,16 @@ describe("clawtool tools enable/disable and unknown selectors (built CLI)", () =
     const instance = runCli(["tools", "disable", "stbu.echo", "--config", config])
     assert.strictEqual(instance.code, 2)
     assert.include(instance.stderr, `did you mean "stub.echo"`)
+    // No close name: the source's tools, or the configured sources, are named instead.
+    const noTool = runCli(["tools", "disable", "stub.no_such_tool", "--config", config])
+    assert.strictEqual(noTool.code, 2)
+    assert.include(
+      noTool.stderr,
+      `source stub has no tool "no_such_tool"; stub has: add, big, cancelled, echo, env_names, meta, slow`
+    )
+    const noSource = runCli(["tools", "enable", "nosuch.ping", "--config", config])
+    assert.strictEqual(noSource.code, 2)
+    assert.include(noSource.stderr, `no source named "nosuch"; configured sources: stub`)
 
     const withGhosts = writeConfig(
       `${original}\n[tools."ghost.x"]\nenabled = false\n[tools."stub.ecoh"]\nalways_load = true\n`,

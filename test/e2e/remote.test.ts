@@ -383,7 +383,7 @@ describe("remote sources (streamable HTTP, SSE) through clawtool serve", () => {
             names.join(", ")
           )
           assert.isFalse(names.some((name) => name.startsWith("socket__")))
-          assert.include(stderr.join(""), `mcpServers.socket: unknown type "websocket"; skipped`)
+          assert.include(stderr.join(""), `entry socket: type "websocket" is not stdio, http or sse; skipped`)
         })
       ),
     60_000

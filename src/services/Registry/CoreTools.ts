@@ -111,7 +111,7 @@ const SourceHealthOutput = Schema.Struct({
 export const SourceHealth = defineTool({
   name: "SourceHealth",
   description:
-    "Health of every source MCP server behind clawtool: status (running, starting, down, unauthenticated, crash-loop), why a source is not running, its tool count, start-up time and package; plus tool-name collisions and the catalog hash.",
+    "Health of every source MCP server behind clawtool: status (running, starting, down, unauthenticated, crash-loop, idle; skipped: a config entry clawtool cannot use), why a source is not running, its tool count, start-up time and package; plus tool-name collisions and the catalog hash.",
   keywords: ["health", "status", "sources", "servers", "down", "running", "diagnose", "collisions"],
   category: "setup",
   usageHint:

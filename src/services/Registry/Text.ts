@@ -62,7 +62,7 @@ export const healthTable = (rows: ReadonlyArray<HealthRow>, width: number | unde
           String(row.toolCount),
           row.startupMs === null ? "-" : `${row.startupMs}ms`,
           String(row.restarts),
-          row.package,
+          row.package === "" ? "-" : row.package,
           reasonCell(row)
         ])
       )
