@@ -6,6 +6,7 @@ import {
 import { CallToolResultSchema, type CallToolResult } from "@modelcontextprotocol/sdk/types.js"
 import { Effect } from "effect"
 import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process"
+import * as fs from "node:fs"
 import * as http from "node:http"
 import { freshCacheDir, main } from "./cli.js"
 import { root } from "./sources.js"
@@ -18,10 +19,14 @@ export interface Daemon {
   readonly stderr: () => string
 }
 
-/** `clawtool serve --listen 127.0.0.1:0` (a free port, read back from its stderr line); killed with the scope. */
+/**
+ * `clawtool serve --listen 127.0.0.1:0` (a free port, read back from its stderr line); killed with the scope, then its
+ * cache folder is removed.
+ */
 export const startDaemon = (config: string, options: { env?: Record<string, string>; listen?: string } = {}) =>
   Effect.acquireRelease(
     Effect.async<Daemon, Error>((resume) => {
+      const cacheDir = freshCacheDir()
       const child = spawn(
         process.execPath,
         [main, "serve", "--config", config, "--listen", options.listen ?? "127.0.0.1:0"],
@@ -30,7 +35,7 @@ export const startDaemon = (config: string, options: { env?: Record<string, stri
           env: {
             PATH: process.env.PATH ?? "",
             HOME: process.env.HOME ?? "",
-            CLAWTOOL_CACHE_DIR: freshCacheDir(),
+            CLAWTOOL_CACHE_DIR: cacheDir,
             ...options.env
           },
           stdio: ["pipe", "pipe", "pipe"]
@@ -48,6 +53,7 @@ export const startDaemon = (config: string, options: { env?: Record<string, stri
         }
       })
       child.once("exit", (code) => {
+        fs.rmSync(cacheDir, { recursive: true, force: true })
         if (!done) resume(Effect.fail(new Error(`daemon exited ${code}: ${stderr}`)))
       })
     }),
