@@ -86,6 +86,9 @@ describe("SDK adapter", () => {
     assert.isTrue(clientInternals(real).progressNow(progress(5)))
     assert.isFalse(clientInternals(real).progressNow(progress({ not: "a token" })))
     assert.strictEqual(seen.length, 1)
+    // With an id it is a request (which the SDK answers), not progress: left alone, whatever its token.
+    assert.isFalse(clientInternals(real).progressNow({ ...progress(4), id: "n2" }))
+    assert.strictEqual(seen.length, 1)
   })
 })
 
@@ -108,6 +111,18 @@ describe("Cancels", () => {
     assert.deepStrictEqual(fallback, [0, "sdk", "nobody"])
     assert.isFalse(cancels.observe({ jsonrpc: "2.0", method: "notifications/progress", params: { requestId: 1 } }))
     assert.isFalse(cancels.observe(notice(null)))
+  })
+
+  it("a notifications/cancelled with an id (null too) is a request: it cancels nothing and is left to be answered", () => {
+    const cancels = new Cancels(() => assert.fail("no cancel is looked for"))
+    const cancelled: Array<unknown> = []
+    cancels.set("h", (reason) => cancelled.push(reason))
+    for (const id of ["n1", 0, null]) {
+      const request = { jsonrpc: "2.0", id, method: "notifications/cancelled", params: { requestId: "h", reason: "r" } }
+      assert.isFalse(cancels.observe(request))
+    }
+    assert.deepStrictEqual(cancelled, [])
+    assert.isTrue(cancels.has("h"))
   })
 })
 

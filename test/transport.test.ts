@@ -9,6 +9,7 @@ import { defaultLimits, exceedsDepth, idAtEdges, type Limits } from "../src/doma
 import type { CallToolResult } from "../src/domain/Mcp.js"
 import * as Relay from "../src/services/SourceClient/Relay.js"
 import { ChildProcessTransport } from "../src/transport/ChildProcessTransport.js"
+import { isNotification, kindOf } from "../src/transport/Envelope.js"
 import { LineFramer, type Overflow } from "../src/transport/LineFramer.js"
 import { LineWriter } from "../src/transport/LineWriter.js"
 import { StdioServerTransport } from "../src/transport/StdioServerTransport.js"
@@ -165,6 +166,30 @@ describe("Relay", () => {
     assert.strictEqual(outcomes.length, 1)
     assert.deepInclude(failure(outcomes[0]), { reason: "Timeout" })
     assert.strictEqual(sent[1]!.method, "notifications/cancelled")
+  })
+
+  it("with call_timeout, a progress with an id is the child's request, not a keep-alive: left to be answered", () => {
+    const never: Relay.Timers = { set: () => ({}), clear: () => {}, refresh: () => assert.fail("no keep-alive") }
+    const { relay, sent } = setup(150, never)
+    relay.call({ name: "slow" }, () => assert.fail("the call does not end"))
+    const progress = { jsonrpc: "2.0", method: "notifications/progress", params: { progressToken: sent[0]!.id } }
+    assert.isFalse(relay.receive({ ...progress, id: "n1" }))
+    assert.isFalse(relay.receive({ ...progress, id: null }))
+  })
+})
+
+describe("Envelope", () => {
+  it("a message with a method is a request when it has an id member (any name, any id), else a notification", () => {
+    assert.strictEqual(kindOf({ jsonrpc: "2.0", id: "n1", method: "notifications/cancelled" }), "request")
+    assert.strictEqual(kindOf({ jsonrpc: "2.0", id: null, method: "notifications/progress" }), "request")
+    assert.strictEqual(kindOf({ jsonrpc: "2.0", method: "tools/call" }), "notification")
+    assert.strictEqual(kindOf({ jsonrpc: "2.0", id: 1, result: {} }), "answer")
+    assert.strictEqual(kindOf({ jsonrpc: "2.0", id: 1, error: {} }), "answer")
+    for (const other of [{ id: 1 }, null, [], "x", 1]) assert.strictEqual(kindOf(other), "other")
+    const cancel = { jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: 1 } }
+    assert.isTrue(isNotification(cancel, "notifications/cancelled"))
+    assert.isFalse(isNotification(cancel, "notifications/progress"))
+    assert.isFalse(isNotification({ ...cancel, id: 0 }, "notifications/cancelled"))
   })
 })
 

@@ -3,13 +3,18 @@
  * `notifications/cancelled` reaches what runs for it, at both edges (the host's calls in the Gateway, a child's reverse
  * requests in SourceClient). Unlike the SDK's Protocol._oncancel, request id 0 is honoured.
  */
+import { isNotification } from "./Envelope.js"
+
 export type RequestId = string | number
 
-/** The request a `notifications/cancelled` names, with its reason; undefined for any other message. */
+/**
+ * The request a `notifications/cancelled` names, with its reason; undefined for any other message, a request of that
+ * name (with an id) included: that one is answered, not obeyed.
+ */
 export const cancelledRequest = (
   message: Record<string, unknown>
 ): { readonly id: RequestId; readonly reason: unknown } | undefined => {
-  if (message.method !== "notifications/cancelled") return undefined
+  if (!isNotification(message, "notifications/cancelled")) return undefined
   const params = message.params
   if (typeof params !== "object" || params === null) return undefined
   const { requestId, reason } = params as { requestId?: unknown; reason?: unknown }

@@ -3,6 +3,7 @@ import { ErrorCode, JSONRPCMessageSchema, type JSONRPCMessage } from "@modelcont
 import type { ChildProcessByStdio } from "node:child_process"
 import type { Readable, Writable } from "node:stream"
 import { defaultLimits, exceedsDepth, idAtEdges, mayExceedDepth, usableId, type Limits } from "../domain/Limits.js"
+import { kindOf } from "./Envelope.js"
 import { LineFramer } from "./LineFramer.js"
 import { LineWriter } from "./LineWriter.js"
 
@@ -86,8 +87,7 @@ export class ChildProcessTransport implements Transport {
     }
     if (mayExceedDepth(line.length, this.limits.maxDepth) && exceedsDepth(json, this.limits.maxDepth)) {
       const what = `a message nested deeper than max_depth (${this.limits.maxDepth})`
-      const isRequest = typeof json === "object" && json !== null && "method" in json
-      if (!isRequest) return this.refuse(usableId(json), what)
+      if (kindOf(json) !== "request") return this.refuse(usableId(json), what)
       // A request from the child (sampling, elicitation, roots…) is answered, so the child does not wait for ever.
       const id = usableId(json)
       this.onGarbage(`<${what} was dropped${id === undefined ? "" : `; request ${JSON.stringify(id)} refused`}>`)

@@ -2,6 +2,7 @@ import type { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js"
 import { Protocol } from "@modelcontextprotocol/sdk/shared/protocol.js"
 import { ProgressNotificationSchema } from "@modelcontextprotocol/sdk/types.js"
+import { isNotification } from "./Envelope.js"
 
 /**
  * Every SDK internal clawtool touches, and nothing else (ADR 002): each adapter checks at construction that the
@@ -96,7 +97,8 @@ export interface ClientInternals {
   /**
    * Dispatches a child's `notifications/progress` at once, as the SDK would a tick later: by then a result in the same
    * read has removed the request's progress handler and the progress is lost. A progress for a finished request is
-   * still dropped (no handler). False when the message is not a well-formed progress notification (the SDK gets it).
+   * still dropped (no handler). False when the message is not a well-formed progress notification (the SDK gets it,
+   * and answers one with an id: a request, whatever its name).
    */
   readonly progressNow: (message: Record<string, unknown>) => boolean
 }
@@ -106,7 +108,7 @@ export const clientInternals = (client: Client): ClientInternals => {
   const internal = client as unknown as { _onprogress: (notification: unknown) => void }
   return {
     progressNow: (message) => {
-      if (message.method !== "notifications/progress") return false
+      if (!isNotification(message, "notifications/progress")) return false
       // The same parse the SDK's notification handler does (unknown params fields are stripped the same way).
       const parsed = ProgressNotificationSchema.safeParse(message)
       if (!parsed.success) return false

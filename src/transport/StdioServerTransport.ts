@@ -2,6 +2,8 @@ import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js"
 import { ErrorCode, JSONRPCMessageSchema, type JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js"
 import type { Readable, Writable } from "node:stream"
 import { defaultLimits, exceedsDepth, idAtEdges, mayExceedDepth, usableId, type Limits } from "../domain/Limits.js"
+import { cancelledRequest } from "./Cancels.js"
+import { kindOf } from "./Envelope.js"
 import { LineFramer } from "./LineFramer.js"
 import { LineWriter } from "./LineWriter.js"
 
@@ -39,12 +41,6 @@ const invalidParamsAsSuch = (message: JSONRPCMessage): JSONRPCMessage => {
 
 const errorLine = (id: string | number | null, code: number, message: string) =>
   JSON.stringify({ jsonrpc: "2.0", id, error: { code, message } }) + "\n"
-
-const isAnswer = (json: unknown) =>
-  typeof json === "object" && json !== null && !("method" in json) && ("result" in json || "error" in json)
-
-const cancelledId = (notification: { params?: unknown }) =>
-  usableId({ id: (notification.params as { requestId?: unknown } | undefined)?.requestId })
 
 const describe = (error: unknown) => (error instanceof Error ? error.message : String(error))
 
@@ -137,7 +133,7 @@ export class StdioServerTransport implements Transport {
     if ("method" in message) {
       const id = usableId(message)
       if (id !== undefined) this.awaitingHost.add(id)
-      else if (message.method === "notifications/cancelled") this.awaitingHost.delete(cancelledId(message) ?? "")
+      else this.awaitingHost.delete(cancelledRequest(message)?.id ?? "")
       // Its answer can only arrive on stdin: read again, even at the limit.
       if (this.paused) this.pauseOrResume()
       return this.write(text)
@@ -191,14 +187,16 @@ export class StdioServerTransport implements Transport {
       return this.reject(null, ErrorCode.ParseError, "Parse error: the line is not valid JSON")
     }
     const id = usableId(json)
-    const isRequest = typeof json === "object" && json !== null && "method" in json
+    const kind = kindOf(json)
     if (mayExceedDepth(line.length, this.limits.maxDepth) && exceedsDepth(json, this.limits.maxDepth)) {
       const why = `nested deeper than max_depth (${this.limits.maxDepth})`
       if (id === undefined) {
         this.onerror?.(new Error(`a message on stdin ${why} was dropped`))
-        return isRequest ? undefined : this.reject(null, ErrorCode.InvalidRequest, `Invalid Request: ${why}`)
+        return kind === "notification"
+          ? undefined
+          : this.reject(null, ErrorCode.InvalidRequest, `Invalid Request: ${why}`)
       }
-      if (isRequest) {
+      if (kind === "request") {
         this.onerror?.(new Error(`request ${JSON.stringify(id)} ${why}: answered with an error`))
         this.counted(id)
         return this.reject(id, ErrorCode.InvalidRequest, `Invalid Request: the message is ${why}`)
@@ -206,10 +204,10 @@ export class StdioServerTransport implements Transport {
       // The host's answer to one of clawtool's requests: that request fails, with the reason.
       json = { jsonrpc: "2.0", id, error: { code: ErrorCode.InvalidRequest, message: `the host's answer is ${why}` } }
     }
-    if (isRequest && id !== undefined) this.counted(id)
+    if (kind === "request" && id !== undefined) this.counted(id)
     else if (id !== undefined) this.awaitingHost.delete(id)
-    else if (isRequest) this.cancelled(json as { method?: unknown; params?: unknown })
-    this.safely(() => this.dispatch(json), isRequest ? id : undefined)
+    else if (kind === "notification") this.cancelled(json as Record<string, unknown>)
+    this.safely(() => this.dispatch(json), kind === "request" ? id : undefined)
     this.pauseOrResume()
   }
 
@@ -235,7 +233,7 @@ export class StdioServerTransport implements Transport {
     }
     if (!JSONRPCMessageSchema.safeParse(json).success) {
       // A malformed answer is never answered (JSON-RPC answers requests only): it is logged.
-      if (isAnswer(json)) return this.onerror?.(new Error("a malformed answer from the host was dropped"))
+      if (kindOf(json) === "answer") return this.onerror?.(new Error("a malformed answer from the host was dropped"))
       const id = typeof json === "object" && json !== null && "id" in json && isId(json.id) ? json.id : null
       return this.reject(id, ErrorCode.InvalidRequest, "Invalid Request: not a JSON-RPC 2.0 message")
     }
@@ -247,10 +245,9 @@ export class StdioServerTransport implements Transport {
   }
 
   /** A request the host cancelled is never answered (the SDK drops the answer): it is no longer in flight. */
-  private cancelled(notification: { method?: unknown; params?: unknown }): void {
-    if (notification.method !== "notifications/cancelled") return
-    const id = cancelledId(notification)
-    if (id !== undefined) this.answered(id)
+  private cancelled(notification: Record<string, unknown>): void {
+    const cancelled = cancelledRequest(notification)
+    if (cancelled !== undefined) this.answered(cancelled.id)
   }
 
   /** One more host request in flight. */

@@ -418,6 +418,63 @@ describe("clawtool serve --listen (built CLI, SDK streamable HTTP clients as hos
     60_000
   )
 
+  it.scopedLive(
+    "a message with an id is a request whatever its method: notifications/* with an id gets one -32601 on its POST",
+    () =>
+      Effect.gen(function* () {
+        const config = writeConfig(`[sources.stub]\ncommand = ${stubCommand()}\n`)
+        yield* Effect.addFinalizer(() =>
+          Effect.sync(() => fs.rmSync(path.dirname(config), { recursive: true, force: true }))
+        )
+        const daemon = yield* startDaemon(config)
+        const headers = { host: `127.0.0.1:${daemon.port}`, "mcp-protocol-version": "2025-11-25" }
+        const init = yield* rawRequest(daemon.port, { headers, body: initializeBody })
+        const session = { ...headers, "mcp-session-id": String(init.headers["mcp-session-id"]) }
+        // A request nothing answers would hold its POST open: bounded, so the test says which one.
+        const post = (body: unknown) =>
+          rawRequest(daemon.port, { headers: session, body: JSON.stringify(body) }).pipe(
+            Effect.timeoutFail({
+              duration: "20 seconds",
+              onTimeout: () => new Error(`no answer to ${JSON.stringify(body)}`)
+            })
+          )
+        assert.strictEqual((yield* post({ jsonrpc: "2.0", method: "notifications/initialized" })).status, 202)
+        // Each method has a notification handler in the SDK's Server (cancels, progress, roots) or is one.
+        const misnamed = [
+          ["n1", "notifications/cancelled", { requestId: 1 }],
+          ["n2", "notifications/progress", { progressToken: 1, progress: 1 }],
+          ["n3", "notifications/initialized", {}],
+          ["n4", "notifications/roots/list_changed", {}]
+        ] as const
+        for (const [id, method, params] of misnamed) {
+          // A request: its POST gets a stream, which carries its one answer and then ends (a 202 would carry none).
+          const answer = yield* post({ jsonrpc: "2.0", id, method, params })
+          assert.strictEqual(answer.status, 200)
+          assert.deepStrictEqual(messagesOf(answer.body), [
+            { jsonrpc: "2.0", id, error: { code: -32601, message: "Method not found" } }
+          ])
+        }
+        // In one batch with a ping: each answered once on the batch's stream.
+        const batch = yield* post([
+          ...misnamed.map(([id, method, params]) => ({ jsonrpc: "2.0", id: `batch-${id}`, method, params })),
+          { jsonrpc: "2.0", id: "ping", method: "ping" }
+        ])
+        assert.deepStrictEqual(
+          messagesOf(batch.body)
+            .map((message) => [message.id, (message.error as { code?: number } | undefined)?.code ?? "result"])
+            .sort(),
+          [
+            ["batch-n1", -32601],
+            ["batch-n2", -32601],
+            ["batch-n3", -32601],
+            ["batch-n4", -32601],
+            ["ping", "result"]
+          ]
+        )
+      }),
+    60_000
+  )
+
   it.live("a non-loopback address without a token is refused at start (exit 2, naming the setting)", () =>
     Effect.sync(() => {
       const { config } = stubConfig([])

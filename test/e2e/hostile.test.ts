@@ -3,19 +3,29 @@
 // relay path and on the SDK path alike, and clawtool keeps serving.
 import { assert, beforeAll, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { ensureBuilt, spawnServe, writeConfig } from "../lib/cli.js"
-import { callLine, deepArguments, hostileSource, rawHost, textOf } from "../lib/rawHost.js"
+import * as fs from "node:fs"
+import * as path from "node:path"
+import { ensureBuilt, exitOf, freshCacheDir, spawnServe, writeConfig } from "../lib/cli.js"
+import { callLine, deepArguments, hostileSource, type Message, rawHost, textOf } from "../lib/rawHost.js"
 
 beforeAll(ensureBuilt, 120_000)
 
+/** serve over `config` with a raw host; killed with the scope, then its config and cache folders are removed. */
 const serveWith = (config: string) =>
   Effect.acquireRelease(
     Effect.sync(() => {
-      const child = spawnServe(writeConfig(config))
+      const file = writeConfig(config)
+      const cacheDir = freshCacheDir()
+      const child = spawnServe(file, cacheDir)
       child.stderr.resume()
-      return { child, host: rawHost(child) }
+      return { child, host: rawHost(child), dirs: [path.dirname(file), cacheDir] }
     }),
-    ({ child }) => Effect.sync(() => child.kill("SIGKILL"))
+    ({ child, dirs }) =>
+      Effect.gen(function* () {
+        child.kill("SIGKILL")
+        yield* exitOf(child)
+        for (const dir of dirs) fs.rmSync(dir, { recursive: true, force: true })
+      })
   )
 
 /** A request line with `args` spliced in as JSON text. */
@@ -120,4 +130,62 @@ describe("hostile child output (built CLI)", () => {
       })
     )
   }
+
+  it.scopedLive(
+    "a child's message with an id is a request whatever its method: notifications/* with an id is answered once, -32601",
+    () =>
+      Effect.gen(function* () {
+        // "timed" has a call_timeout: the relay asks it for progress under the call's own id (its keep-alive).
+        const { host } = yield* serveWith(`${hostileSource()}${hostileSource("timed")}call_timeout = "10m"\n`)
+        yield* host.handshake
+        let probes = 0
+        /** What `source`'s child received as answers, once every one of `ids` is among them (its `answers` tool). */
+        const answersAtChild = (source: string, ids: ReadonlyArray<string>) =>
+          Effect.gen(function* () {
+            for (let attempt = 0; ; attempt++) {
+              const probe = `answers-${++probes}`
+              host.send(callLine(probe, `${source}__answers`, {}))
+              const answers = JSON.parse(textOf(yield* host.answer(probe))) as Array<Message>
+              if (ids.every((id) => answers.some((answer) => answer.id === id))) return answers
+              if (attempt === 200) return yield* Effect.dieMessage(`${source}'s child got no answer to ${ids}`)
+              yield* Effect.sleep("50 millis")
+            }
+          })
+        // The relay (a child's progress under the relay's keep-alive token, and under an unknown one) and the SDK path
+        // (under the SDK's token for a host that asked for progress): the message is the child's request each time.
+        const cases = [
+          ["timed", false],
+          ["hostile", false],
+          ["hostile", true]
+        ] as const
+        let call = 0
+        for (const [source, sdk] of cases) {
+          const ids = ["progress", "cancelled", "list_changed"].map((what) => `${source}-${sdk}-${what}`)
+          const lines = [
+            `{"jsonrpc":"2.0","id":"${ids[0]}","method":"notifications/progress","params":{"progressToken":$ID,"progress":1}}`,
+            `{"jsonrpc":"2.0","id":"${ids[1]}","method":"notifications/cancelled","params":{"requestId":0}}`,
+            `{"jsonrpc":"2.0","id":"${ids[2]}","method":"notifications/tools/list_changed"}`
+          ]
+          host.send(callLine(++call, `${source}__script`, { lines }, sdk))
+          assert.strictEqual(textOf(yield* host.answer(call)), "final")
+          yield* answersAtChild(source, ids)
+          // One more round trip: an answer sent twice would be there by now.
+          const answers = (yield* answersAtChild(source, ids)).filter((answer) => ids.includes(answer.id))
+          assert.deepStrictEqual(answers.map((answer) => answer.id).sort(), [...ids].sort())
+          for (const answer of answers) {
+            assert.deepStrictEqual(answer, {
+              jsonrpc: "2.0",
+              id: answer.id,
+              error: { code: -32601, message: "Method not found" }
+            })
+          }
+        }
+        // None of them reached the host as progress (the SDK path's call asked for it under p-3).
+        assert.deepStrictEqual(
+          host.messages.filter((message) => message.method === "notifications/progress"),
+          []
+        )
+        assert.deepStrictEqual(host.violations, [])
+      })
+  )
 })

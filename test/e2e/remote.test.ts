@@ -144,6 +144,28 @@ describe("remote sources (streamable HTTP, SSE) through clawtool serve", () => {
   )
 
   it.live(
+    "a remote server's request named like a notification (it has an id) is answered -32601, as at a child",
+    () =>
+      Effect.scoped(
+        Effect.gen(function* () {
+          const server = yield* fixture("stateful")
+          const config = writeConfig(`[sources.web]\nurl = "${server.url}"\n`)
+          const cacheDir = freshCacheDir()
+          yield* Effect.addFinalizer(() =>
+            Effect.sync(() => {
+              for (const dir of [path.dirname(config), cacheDir]) fs.rmSync(dir, { recursive: true, force: true })
+            })
+          )
+          const client = yield* serveClient(config, {}, cacheDir)
+          // The server's SDK settles its request on the first answer, and fails the call when none comes.
+          const result = yield* Effect.promise(() => client.callTool({ name: "web__misnamed", arguments: {} }))
+          assert.strictEqual(text(result), "error -32601 MCP error -32601: Method not found")
+        })
+      ),
+    60_000
+  )
+
+  it.live(
     "stateless streamable HTTP: tools, resources, prompts and progress",
     () =>
       Effect.scoped(

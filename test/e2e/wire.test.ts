@@ -1,5 +1,7 @@
 import { assert, beforeAll, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
+import * as fs from "node:fs"
+import * as path from "node:path"
 import { ensureBuilt, writeConfig } from "../lib/cli.js"
 import { handshake, type Id, type Json, wireCommand, wireHost, type WireHost } from "../lib/wire.js"
 
@@ -72,9 +74,11 @@ const closeAndCheckLines = (host: WireHost) =>
 
 const config = () => writeConfig(`[sources.wire]\ncommand = ${wireCommand("--resource", "wire://doc")}\n`)
 
-/** serve with the wire fixture, handshaken (initialize with id "init"), tools listed. */
+/** serve with the wire fixture, handshaken (initialize with id "init"), tools listed; its config removed at the end. */
 const session = Effect.gen(function* () {
-  const host = yield* wireHost(config())
+  const file = config()
+  yield* Effect.addFinalizer(() => Effect.sync(() => fs.rmSync(path.dirname(file), { recursive: true, force: true })))
+  const host = yield* wireHost(file)
   const init = parse(yield* handshake(host, "init"))
   assert.strictEqual(init.result.serverInfo.name, "clawtool")
   yield* host.request("list", "tools/list")
@@ -245,6 +249,45 @@ describe("a raw JSON-RPC host (no SDK client) sees exactly these bytes", () => {
         assert.deepStrictEqual(host.responsesTo("h"), [])
         assert.deepStrictEqual(host.responsesTo(5), [])
         assert.isFalse(host.lines.some((line) => line.includes("late answer")))
+      }),
+    60_000
+  )
+
+  it.scopedLive(
+    "a message with an id is a request whatever its method: notifications/* with an id is answered once, obeyed never",
+    () =>
+      Effect.gen(function* () {
+        const host = yield* session
+        yield* host.send({ jsonrpc: "2.0", id: "h", method: "tools/call", params: { name: "wire__hang" } })
+        yield* childSees(host, "tools/call", (calls) => calls.find((m) => m.params.name === "hang"), "the hang call")
+        // Each method has a notification handler on the host edge (cancels, the SDK's progress, roots) or is one.
+        const misnamed: ReadonlyArray<readonly [Id, string, Json]> = [
+          ["n1", "notifications/cancelled", { requestId: "h", reason: "a request, not a notification" }],
+          [0, "notifications/cancelled", { requestId: "h" }],
+          ["n2", "notifications/progress", { progressToken: "h", progress: 1 }],
+          ["n3", "notifications/initialized", {}],
+          ["n4", "notifications/roots/list_changed", {}]
+        ]
+        for (const [id, method, params] of misnamed) {
+          assert.strictEqual(
+            yield* host.request(id, method, params),
+            `{"jsonrpc":"2.0","id":${JSON.stringify(id)},"error":{"code":-32601,"message":"Method not found"}}`
+          )
+        }
+        // An id that is not one (null): an Invalid Request, under id null; the call is not cancelled either.
+        yield* host.send({ jsonrpc: "2.0", id: null, method: "notifications/cancelled", params: { requestId: "h" } })
+        assert.strictEqual(
+          yield* host.responseLine(null),
+          '{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid Request: not a JSON-RPC 2.0 message"}}'
+        )
+        // The call runs on: the child was told of no cancel, until the host's real one.
+        assert.deepStrictEqual(yield* seenByChild(host, "notifications/cancelled"), [])
+        yield* host.send({ jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: "h" } })
+        yield* childSees(host, "notifications/cancelled", (cancels) => cancels[0], "the host's cancel")
+        yield* closeAndCheckLines(host)
+        for (const [id] of misnamed) assert.lengthOf(host.responsesTo(id), 1)
+        assert.lengthOf(host.responsesTo(null), 1)
+        assert.deepStrictEqual(host.responsesTo("h"), [])
       }),
     60_000
   )

@@ -2,8 +2,9 @@
 // Host edge: batches of arbitrary lines — arbitrary bytes, JSON values, truncations, deep and huge messages, requests
 // with wrong types in every params field of every method clawtool handles, answers and notifications.
 // Child edge: a child that writes arbitrary lines around (and instead of) its answer to a tools/call.
-// Invariants: clawtool stays up; every stdout line is JSON-RPC; each request with a usable id gets exactly one answer,
-// with that id; answers and notifications from the host are never answered; another source's calls keep working.
+// Invariants: clawtool stays up; every stdout line is JSON-RPC; each request with a usable id (whatever its method,
+// `notifications/…` included) gets exactly one answer, with that id; answers and notifications from the host are never
+// answered; another source's calls keep working.
 // `npm test` runs a fixed seed and a bounded number of runs; `npm run fuzz` runs more with a random seed
 // (FUZZ_SEED / FUZZ_RUNS override both; a failure prints the seed and the shrunk counterexample to replay).
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
@@ -108,7 +109,12 @@ const item: fc.Arbitrary<Item> = fc.oneof(
     weight: 6,
     arbitrary: fc.record({
       kind: fc.constant("request" as const),
-      method: fc.oneof({ weight: 9, arbitrary: fc.constantFrom(...methods) }, fc.string({ maxLength: 12 })),
+      // A notification's name with an id is a request too, and answered like any other.
+      method: fc.oneof(
+        { weight: 9, arbitrary: fc.constantFrom(...methods) },
+        fc.constantFrom(...notifications),
+        fc.string({ maxLength: 12 })
+      ),
       params: fc.option(params, { nil: undefined }),
       stringId: fc.boolean()
     })

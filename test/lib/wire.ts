@@ -1,6 +1,7 @@
 import { Effect } from "effect"
+import * as fs from "node:fs"
 import * as path from "node:path"
-import { exitOf, spawnServe } from "./cli.js"
+import { exitOf, freshCacheDir, spawnServe } from "./cli.js"
 import { root } from "./sources.js"
 
 /**
@@ -60,11 +61,16 @@ const waitFor = <A>(find: () => A | undefined, what: string, limitMs = 30_000) =
     }
   })
 
-/** `clawtool serve --config <config>` with a raw host, killed with the scope if the test did not close it. */
+/**
+ * `clawtool serve --config <config>` with a raw host, killed with the scope if the test did not close it; its cache
+ * folder is removed then.
+ */
 export const wireHost = (config: string) =>
   Effect.acquireRelease(
     Effect.sync((): WireHost => {
-      const child = spawnServe(config)
+      const cacheDir = freshCacheDir()
+      const child = spawnServe(config, cacheDir)
+      child.once("exit", () => fs.rmSync(cacheDir, { recursive: true, force: true }))
       child.stderr.resume()
       const lines: Array<string> = []
       let pending = ""
@@ -118,9 +124,10 @@ export const wireHost = (config: string) =>
       return Object.assign(host, { child })
     }),
     (host) =>
-      Effect.sync(() => {
+      Effect.gen(function* () {
         const { child } = host as WireHost & { child: ReturnType<typeof spawnServe> }
         if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL")
+        yield* exitOf(child)
       })
   )
 

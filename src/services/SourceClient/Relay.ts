@@ -2,6 +2,7 @@ import { Either } from "effect"
 import * as CallPlan from "../../domain/CallPlan.js"
 import { CallError } from "../../domain/Errors.js"
 import type { CallToolRequest, CallToolResult, JsonObject } from "../../domain/Mcp.js"
+import { isNotification } from "../../transport/Envelope.js"
 import { mcpErrorText } from "../../transport/SdkShape.js"
 
 /**
@@ -148,7 +149,7 @@ export const make = (options: {
       answer(entry, message)
       return true
     }
-    if (message.method === "notifications/progress" && keepAlive) {
+    if (keepAlive && isNotification(message, "notifications/progress")) {
       const token = (message.params as JsonObject | undefined)?.progressToken
       if (typeof token !== "string" || !token.startsWith(prefix)) return false
       // A progress after the call ended (answered, cancelled, timed out) is dropped here: it is never for the host.
