@@ -7,7 +7,7 @@ import { CallToolResultSchema, type CallToolResult } from "@modelcontextprotocol
 import { Effect } from "effect"
 import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process"
 import * as http from "node:http"
-import { freshCacheDir, main } from "./cli.js"
+import { freshCacheDir, main, tempDirEnv } from "./cli.js"
 import { root } from "./sources.js"
 
 export interface Daemon {
@@ -30,6 +30,7 @@ export const startDaemon = (config: string, options: { env?: Record<string, stri
           env: {
             PATH: process.env.PATH ?? "",
             HOME: process.env.HOME ?? "",
+            ...tempDirEnv,
             CLAWTOOL_CACHE_DIR: freshCacheDir(),
             ...options.env
           },
