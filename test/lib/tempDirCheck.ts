@@ -18,11 +18,11 @@ const entries = (count: number) => `${count} new ${count === 1 ? "entry" : "entr
 
 export default function setup(project: TestProject) {
   const dir = os.tmpdir()
-  const before = new Set(fs.readdirSync(dir))
+  // vitest's folders of transformed modules: removed by vitest when the projects close, after this teardown.
+  const vitests = new Set(project.vitest.projects.map((each) => path.relative(dir, each.tmpDir)))
+  const before = new Set(fs.readdirSync(dir).filter((name) => !vitests.has(name)))
   const alone = (process.env.CI ?? "") !== "" || before.size === 0
   return () => {
-    // vitest's folder of transformed modules: removed by vitest when the project closes, after this teardown.
-    const vitests = new Set(project.vitest.projects.map((each) => path.relative(dir, each.tmpDir)))
     const added = fs.readdirSync(dir).filter((name) => !before.has(name) && !vitests.has(name))
     const left = alone ? added : added.filter(ours)
     const others = alone ? [] : added.filter((name) => !ours(name))
