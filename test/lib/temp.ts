@@ -1,7 +1,7 @@
 /**
  * Temporary files for tests, removed by the run that made them: at the end of the test that asked for them
  * (`onTestFinished`) or, asked for outside a test (a file's top level, a describe, beforeAll, a shared layer), after
- * the test file (`removeLeftovers`, an afterAll of test/lib/setup.ts). test/lib/tmpCheck.ts fails the run on any
+ * the test file (`removeLeftovers`, an afterAll of test/lib/setup.ts). test/lib/tempDirCheck.ts fails the run on any
  * entry left in the temp dir.
  */
 import * as fs from "node:fs"
