@@ -4,7 +4,6 @@ import { assert, describe, it } from "@effect/vitest"
 import { assertNone, assertSome } from "@effect/vitest/utils"
 import { Effect, Layer, Option } from "effect"
 import * as Fs from "node:fs"
-import * as Os from "node:os"
 import * as Path from "node:path"
 import {
   configChainVariable,
@@ -15,8 +14,9 @@ import {
   withConfigChain
 } from "../src/domain/Environment.js"
 import { Config, ConfigLocation, type Env, ProcessEnv } from "../src/services/Config.js"
+import * as Temp from "./lib/temp.js"
 
-const tempDir = () => Fs.realpathSync(Fs.mkdtempSync(Path.join(Os.tmpdir(), "clawtool-chain-")))
+const tempDir = () => Temp.tempDir("clawtool-chain-")
 
 const loadConfig = (file: string, env: Env = {}) =>
   Config.pipe(

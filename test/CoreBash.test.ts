@@ -16,6 +16,7 @@ import {
   ShellRun
 } from "../src/services/Registry/CoreTools/BashProcess.js"
 import { gone, isRunning } from "./lib/sources.js"
+import { tempDir } from "./lib/temp.js"
 
 const recorder = () => {
   const events: Array<string> = []
@@ -161,7 +162,7 @@ const manifest = Either.getOrThrow(Manifest.make(coreSpecs))
 /** A temp root (real path) and a caller of the Bash tools with the given output budget, over a scoped BashRuns. */
 const bashTools = (maxOutput = 30_000) =>
   Effect.gen(function* () {
-    const root = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "clawtool-bash-")))
+    const root = tempDir("clawtool-bash-")
     const shell = yield* BashRuns
     const context = { ...coreContext({ roots: [root], maxOutput }), shell }
     const call = (tool: string, args: JsonObject): Effect.Effect<CallToolResult, CallError> =>

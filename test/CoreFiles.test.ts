@@ -1,7 +1,6 @@
 import { execFileSync } from "node:child_process"
 import * as Fs from "node:fs"
 import * as Net from "node:net"
-import * as Os from "node:os"
 import * as Path from "node:path"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Either } from "effect"
@@ -12,10 +11,11 @@ import { Ledger } from "../src/services/Registry/CoreTools/Ledger.js"
 import type { CoreContext } from "../src/services/Registry/Manifest.js"
 import * as Manifest from "../src/services/Registry/Manifest.js"
 import { coreContext } from "./lib/coreContext.js"
+import { removeWhenDone, tempDir } from "./lib/temp.js"
 
 const manifest = Either.getOrThrow(Manifest.make(coreSpecs))
 
-export const tempRoot = (prefix = "clawtool-files-") => Fs.realpathSync(Fs.mkdtempSync(Path.join(Os.tmpdir(), prefix)))
+export const tempRoot = (prefix = "clawtool-files-") => tempDir(prefix)
 
 /** Calls a core tool as the Registry does (arguments decoded, output encoded). */
 export const call = (context: CoreContext, name: string, args: JsonObject) =>
@@ -153,7 +153,7 @@ describe("Read", () => {
     Effect.gen(function* () {
       const { root, context } = setup()
       Fs.symlinkSync("/etc/passwd", Path.join(root, "passwd"))
-      Fs.mkdirSync(`${root}b`)
+      Fs.mkdirSync(removeWhenDone(`${root}b`))
       Fs.writeFileSync(`${root}b/x`, "x")
       for (const file_path of [
         "../../../../etc/passwd",

@@ -1,5 +1,4 @@
 import * as Fs from "node:fs"
-import * as Os from "node:os"
 import * as Path from "node:path"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Either, Exit, Option, Schema } from "effect"
@@ -12,6 +11,7 @@ import * as Budget from "../src/services/Registry/CoreTools/Budget.js"
 import { Ledger, stampOf } from "../src/services/Registry/CoreTools/Ledger.js"
 import * as Roots from "../src/services/Registry/CoreTools/Roots.js"
 import * as Manifest from "../src/services/Registry/Manifest.js"
+import { removeWhenDone, tempDir } from "./lib/temp.js"
 
 const failure = (text: string): ConfigError => {
   const result = parseConfig(text, "/x/config.toml")
@@ -113,10 +113,10 @@ describe("Budget.fit", () => {
   })
 })
 
-const tempRoot = () => Fs.realpathSync(Fs.mkdtempSync(Path.join(Os.tmpdir(), "clawtool-roots-")))
+const tempRoot = () => tempDir("clawtool-roots-")
 
 describe("Roots.resolve", () => {
-  const outside = Fs.realpathSync(Fs.mkdtempSync(Path.join(Os.tmpdir(), "clawtool-outside-")))
+  const outside = tempDir("clawtool-outside-")
   Fs.writeFileSync(Path.join(outside, "secret.txt"), "secret")
   const root = tempRoot()
   Fs.mkdirSync(Path.join(root, "src"))
@@ -125,7 +125,7 @@ describe("Roots.resolve", () => {
   Fs.symlinkSync(outside, Path.join(root, "dir-out"))
   Fs.symlinkSync(Path.join(root, "src", "a.ts"), Path.join(root, "link-in"))
   Fs.symlinkSync(Path.join(outside, "nothing"), Path.join(root, "dangling"))
-  const sibling = `${root}-sibling`
+  const sibling = removeWhenDone(`${root}-sibling`)
   Fs.mkdirSync(sibling, { recursive: true })
   Fs.writeFileSync(Path.join(sibling, "x"), "x")
 

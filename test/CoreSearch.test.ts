@@ -1,6 +1,5 @@
 import { execFileSync } from "node:child_process"
 import * as Fs from "node:fs"
-import * as Os from "node:os"
 import * as Path from "node:path"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Either, Fiber } from "effect"
@@ -11,6 +10,7 @@ import * as Ripgrep from "../src/services/Registry/CoreTools/Ripgrep.js"
 import type { CoreContext } from "../src/services/Registry/Manifest.js"
 import * as Manifest from "../src/services/Registry/Manifest.js"
 import { coreContext } from "./lib/coreContext.js"
+import { tempDir } from "./lib/temp.js"
 
 const manifest = Either.getOrThrow(Manifest.make(coreSpecs))
 const call = (context: CoreContext, name: string, args: JsonObject) => manifest.byName.get(name)!.call(args, context)
@@ -21,8 +21,8 @@ const refused = (context: CoreContext, name: string, args: JsonObject) =>
 
 /** A tree with nested folders, a .gitignore, hidden files, a symlink out, and known mtimes (a.ts newest). */
 const tree = () => {
-  const root = Fs.realpathSync(Fs.mkdtempSync(Path.join(Os.tmpdir(), "clawtool-search-")))
-  const outside = Fs.realpathSync(Fs.mkdtempSync(Path.join(Os.tmpdir(), "clawtool-search-out-")))
+  const root = tempDir("clawtool-search-")
+  const outside = tempDir("clawtool-search-out-")
   const files: Record<string, string> = {
     "a.ts": "export const needle = 1\n",
     "b.ts": "const other = 2\n",

@@ -59,11 +59,20 @@ const clawtoolsServing = (config: string): Promise<number> => {
   )
 }
 
-/** A JSON config (mcpServers, as hosts write it) listing clawtool itself with this very file, beside a healthy source. */
+/**
+ * A JSON config (mcpServers, as hosts write it) listing clawtool itself with this very file, beside a healthy source.
+ * The nested clawtool gets a cache folder beside the file: it inherits HOME, not CLAWTOOL_CACHE_DIR, and would write
+ * its code cache into the user's ~/.cache.
+ */
 const recursiveConfig = () => {
-  const file = path.join(fs.realpathSync(tempDir()), "mcp.json")
+  const dir = fs.realpathSync(tempDir())
+  const file = path.join(dir, "mcp.json")
   const servers = {
-    self: { command: process.execPath, args: [main, "serve", "--config", file] },
+    self: {
+      command: process.execPath,
+      args: [main, "serve", "--config", file],
+      env: { CLAWTOOL_CACHE_DIR: path.join(dir, "cache") }
+    },
     tiny: { command: process.execPath, args: [tiny] }
   }
   fs.writeFileSync(file, JSON.stringify({ mcpServers: servers }, null, 2))

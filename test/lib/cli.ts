@@ -3,6 +3,7 @@ import { getDefaultEnvironment, StdioClientTransport } from "@modelcontextprotoc
 import { Effect } from "effect"
 import { execFileSync, spawn, spawnSync, type ChildProcessWithoutNullStreams } from "node:child_process"
 import * as fs from "node:fs"
+import * as os from "node:os"
 import * as path from "node:path"
 import { root, tempDir } from "./sources.js"
 
@@ -40,12 +41,21 @@ export const writeConfig = (text: string, name = "config.toml") => {
 /** A fresh, empty catalog cache folder: the CLI under test never reads or writes the user's own cache. */
 export const freshCacheDir = () => tempDir("clawtool-cache-")
 
+/** The CLI under test uses this run's temp dir, where test/lib/tempDirCheck.ts sees anything it leaves. */
+export const tempDirEnv = { TMPDIR: os.tmpdir() }
+
 /** Runs the built CLI to completion. */
 export const runCli = (args: ReadonlyArray<string>, env: Record<string, string> = {}) => {
   const result = spawnSync(process.execPath, [main, ...args], {
     cwd: root,
     encoding: "utf8",
-    env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", CLAWTOOL_CACHE_DIR: freshCacheDir(), ...env },
+    env: {
+      PATH: process.env.PATH ?? "",
+      HOME: process.env.HOME ?? "",
+      ...tempDirEnv,
+      CLAWTOOL_CACHE_DIR: freshCacheDir(),
+      ...env
+    },
     timeout: 60_000
   })
   return { code: result.status, stdout: result.stdout, stderr: result.stderr }
@@ -55,7 +65,7 @@ export const runCli = (args: ReadonlyArray<string>, env: Record<string, string> 
 export const spawnServe = (config: string, cacheDir = freshCacheDir()): ChildProcessWithoutNullStreams =>
   spawn(process.execPath, [main, "serve", "--config", config], {
     cwd: root,
-    env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", CLAWTOOL_CACHE_DIR: cacheDir },
+    env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", ...tempDirEnv, CLAWTOOL_CACHE_DIR: cacheDir },
     stdio: ["pipe", "pipe", "pipe"]
   })
 
@@ -73,7 +83,7 @@ export const serveClient = (
         command: process.execPath,
         args: [main, "serve", "--config", config],
         cwd: root,
-        env: { ...getDefaultEnvironment(), CLAWTOOL_CACHE_DIR: cacheDir },
+        env: { ...getDefaultEnvironment(), ...tempDirEnv, CLAWTOOL_CACHE_DIR: cacheDir },
         stderr: "pipe"
       })
       if (onStderr !== undefined) transport.stderr?.on("data", (chunk: Buffer) => onStderr(chunk.toString("utf8")))

@@ -6,9 +6,8 @@ import {
 import { CallToolResultSchema, type CallToolResult } from "@modelcontextprotocol/sdk/types.js"
 import { Effect } from "effect"
 import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process"
-import * as fs from "node:fs"
 import * as http from "node:http"
-import { freshCacheDir, main } from "./cli.js"
+import { freshCacheDir, main, tempDirEnv } from "./cli.js"
 import { root } from "./sources.js"
 
 export interface Daemon {
@@ -19,16 +18,10 @@ export interface Daemon {
   readonly stderr: () => string
 }
 
-/**
- * `clawtool serve --listen 127.0.0.1:0` (a free port, read back from its stderr line); killed with the scope, then its
- * cache folder is removed.
- */
+/** `clawtool serve --listen 127.0.0.1:0` (a free port, read back from its stderr line); killed with the scope. */
 export const startDaemon = (config: string, options: { env?: Record<string, string>; listen?: string } = {}) =>
   Effect.acquireRelease(
     Effect.async<Daemon, Error>((resume) => {
-      // A folder of the test's own when given (the test removes it), else a fresh one removed at exit.
-      const given = options.env?.CLAWTOOL_CACHE_DIR
-      const cacheDir = given ?? freshCacheDir()
       const child = spawn(
         process.execPath,
         [main, "serve", "--config", config, "--listen", options.listen ?? "127.0.0.1:0"],
@@ -37,8 +30,9 @@ export const startDaemon = (config: string, options: { env?: Record<string, stri
           env: {
             PATH: process.env.PATH ?? "",
             HOME: process.env.HOME ?? "",
-            ...options.env,
-            CLAWTOOL_CACHE_DIR: cacheDir
+            ...tempDirEnv,
+            CLAWTOOL_CACHE_DIR: freshCacheDir(),
+            ...options.env
           },
           stdio: ["pipe", "pipe", "pipe"]
         }
@@ -55,7 +49,6 @@ export const startDaemon = (config: string, options: { env?: Record<string, stri
         }
       })
       child.once("exit", (code) => {
-        if (given === undefined) fs.rmSync(cacheDir, { recursive: true, force: true })
         if (!done) resume(Effect.fail(new Error(`daemon exited ${code}: ${stderr}`)))
       })
     }),

@@ -1,6 +1,4 @@
 import { Either, Layer } from "effect"
-import * as Fs from "node:fs"
-import * as Os from "node:os"
 import * as Path from "node:path"
 import { CatalogCache } from "../../src/services/CatalogCache.js"
 import { Config, parseConfig } from "../../src/services/Config.js"
@@ -8,11 +6,12 @@ import { Registry } from "../../src/services/Registry.js"
 import { Secrets } from "../../src/services/Secrets.js"
 import { SourceClient } from "../../src/services/SourceClient.js"
 import { Sources } from "../../src/services/Sources.js"
+import { tempDir } from "./temp.js"
 
 export const root = Path.resolve(import.meta.dirname, "../..")
 const server = (name: string) => Path.join(root, `node_modules/@modelcontextprotocol/server-${name}/dist/index.js`)
 
-export const makeTempDir = (prefix = "clawtool-registry-") => Fs.mkdtempSync(Path.join(Os.tmpdir(), prefix))
+export const makeTempDir = (prefix = "clawtool-registry-") => tempDir(prefix)
 
 /** `[sources.*]` tables for the reference servers: everything, filesystem (over `dir`) and memory (file in `dir`). */
 export const referenceSources = (dir: string, which: ReadonlyArray<"everything" | "filesystem" | "memory">) =>

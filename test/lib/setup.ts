@@ -6,10 +6,8 @@
  * Equal.equals instead.
  */
 import { Either, Option } from "effect"
-import * as fs from "node:fs"
-import * as os from "node:os"
-import * as path from "node:path"
-import { assert } from "vitest"
+import { afterAll, assert } from "vitest"
+import { removeLeftovers, tempDir } from "./temp.js"
 
 /** The path of the first Option/Either inside `value` ("" for the value itself), or undefined. */
 export const findOptionOrEither = (value: unknown, path = "", seen = new Set<object>()): string | undefined => {
@@ -61,4 +59,12 @@ for (const name of guarded) {
 
 // Every clawtool a test starts and that inherits this environment persists its catalog in a temporary folder, never in
 // the user's cache (a warm entry there would change what a test's first list shows).
-process.env.CLAWTOOL_CACHE_DIR ??= fs.mkdtempSync(path.join(os.tmpdir(), "clawtool-test-cache-"))
+if (process.env.CLAWTOOL_CACHE_DIR === undefined) {
+  process.env.CLAWTOOL_CACHE_DIR = tempDir("clawtool-test-cache-")
+  afterAll(() => {
+    delete process.env.CLAWTOOL_CACHE_DIR
+  })
+}
+
+// Temporary folders made outside a test (test/lib/temp.ts), removed after the file's own afterAll hooks.
+afterAll(removeLeftovers)

@@ -1,6 +1,5 @@
 import { Effect, Either, Layer } from "effect"
 import * as fs from "node:fs"
-import * as os from "node:os"
 import * as path from "node:path"
 import type { HealthRow } from "../../src/domain/Health.js"
 import { CatalogCache } from "../../src/services/CatalogCache.js"
@@ -8,6 +7,7 @@ import { Config, parseConfig } from "../../src/services/Config.js"
 import { Secrets } from "../../src/services/Secrets.js"
 import { SourceClient } from "../../src/services/SourceClient.js"
 import { Sources } from "../../src/services/Sources.js"
+import { tempDir } from "./temp.js"
 
 export const root = path.resolve(import.meta.dirname, "../..")
 export const stub = path.join(root, "test/fixtures/stub-server.mjs")
@@ -16,9 +16,9 @@ export const everything = path.join(root, "node_modules/@modelcontextprotocol/se
 /** A TOML `command = [...]` value running the stub fixture with these flags. */
 export const stubCommand = (...flags: ReadonlyArray<string>) => JSON.stringify([process.execPath, stub, ...flags])
 
-export const tempDir = (prefix = "clawtool-test-") => fs.mkdtempSync(path.join(os.tmpdir(), prefix))
+export { tempDir }
 
-/** One temporary folder (remove `base` after the file) and a new empty folder inside it per call of `fresh`. */
+/** One temporary folder and a new empty folder inside it per call of `fresh`. */
 export const outputDirs = (prefix: string) => {
   const base = tempDir(prefix)
   let count = 0
