@@ -2,10 +2,10 @@
 // before it is routed, and the lists wait at most list_wait, counted once from the first list.
 import { assert, describe, it } from "@effect/vitest"
 import { Deferred, Effect, Either, Fiber, Layer, Ref, Stream, TestClock } from "effect"
+import type { Connection } from "../src/domain/Connection.js"
 import { CallError } from "../src/domain/Errors.js"
 import type { CallToolResult } from "../src/domain/Mcp.js"
 import { Config, parseConfig } from "../src/services/Config.js"
-import type { Connection } from "../src/services/SourceClient.js"
 import { Registry } from "../src/services/Registry.js"
 import { Sources } from "../src/services/Sources.js"
 

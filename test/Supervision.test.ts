@@ -3,13 +3,15 @@ import { Clock, Deferred, Duration, Effect, Exit, Layer, Option, Schedule, Scope
 import { spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
+import type { Connection, ExitInfo } from "../src/domain/Connection.js"
 import type { HealthRow } from "../src/domain/Health.js"
 import { SourceError } from "../src/domain/Errors.js"
 import { CatalogCache } from "../src/services/CatalogCache.js"
 import { Config } from "../src/services/Config.js"
 import { Reaper } from "../src/services/Reaper.js"
 import { Secrets } from "../src/services/Secrets.js"
-import { type Connection, type ExitInfo, type LaunchSpec, SourceClient } from "../src/services/SourceClient.js"
+import { SourceClient } from "../src/services/SourceClient.js"
+import type { LaunchSpec } from "../src/services/SourceClient/LaunchSpec.js"
 import { Sources } from "../src/services/Sources.js"
 import {
   configFrom,

@@ -2,95 +2,22 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { McpError } from "@modelcontextprotocol/sdk/types.js"
 import { Deferred, Duration, Effect, Option, type Scope } from "effect"
 import { spawn } from "node:child_process"
+import type { CallOptions, Connection, ExitInfo } from "../domain/Connection.js"
 import { ConfigChain, repeatedConfigOf, withConfigChain } from "../domain/Environment.js"
 import { CallError, SourceError } from "../domain/Errors.js"
 import { CurrentLimits } from "../domain/Limits.js"
-import type { CallToolRequest, CallToolResult, JsonObject, Tool } from "../domain/Mcp.js"
+import type { CallToolRequest } from "../domain/Mcp.js"
 import { ChildProcessTransport, type SpawnedChild } from "../transport/ChildProcessTransport.js"
 import { LineFramer } from "../transport/LineFramer.js"
 import { clientInternals } from "../transport/Sdk.js"
 import { noTimeout } from "../transport/SdkShape.js"
 import { unvalidated } from "../transport/Unvalidated.js"
 import * as Version from "../version.js"
-import type { HostPort } from "./HostBridge.js"
 import { Reaper, type ReaperShape } from "./Reaper.js"
-import type { RemoteTransport } from "../domain/Config.js"
 import * as Relay from "./SourceClient/Relay.js"
-import type { SourceAuthProvider } from "./SourceClient/RemoteAuth.js"
+import { isRemoteSpec, type LaunchSpec, type RemoteLaunchSpec } from "./SourceClient/LaunchSpec.js"
 import { isOwnTimeout, sdkListTools, sdkToolCall, serverOf } from "./SourceClient/SdkCall.js"
 import * as Surface from "./SourceClient/Surface.js"
-
-/** Everything needed to start one child. The environment is final: Sources already applied default-deny. */
-export interface LaunchSpec {
-  readonly instance: string
-  readonly command: readonly [string, ...Array<string>]
-  readonly env: Readonly<Record<string, string>>
-  readonly cwd?: string | undefined
-  /** Each stderr line of the child (bounded by the caller), and stdout lines that are not JSON-RPC. */
-  readonly onStderrLine: (line: string) => void
-  readonly onGarbage: (line: string) => void
-  /** Every exit of the child process, including during initialize (Health's last exit). */
-  readonly onExit?: ((exit: ExitInfo) => void) | undefined
-  /** `call_timeout`: a tools/call with no answer (or progress) for this long is cancelled at the child. */
-  readonly callTimeout?: Duration.Duration | undefined
-  /** The host side (capabilities to declare, reverse requests, notifications); none declares nothing (tests). */
-  readonly host?: HostPort | undefined
-  /** The relay's call_timeout timers: Node's unless a test injects a clock it advances itself. */
-  readonly relayTimers?: Relay.Timers | undefined
-}
-
-/** Everything needed to reach one remote source (ADR 018). Headers are final (secrets resolved): never log them. */
-export interface RemoteLaunchSpec {
-  readonly instance: string
-  readonly url: string
-  readonly transport: RemoteTransport
-  readonly headers: Readonly<Record<string, string>>
-  /** The source's OAuth client, when `oauth` is set (RemoteAuth). */
-  readonly authProvider?: SourceAuthProvider | undefined
-  readonly callTimeout?: Duration.Duration | undefined
-  readonly host?: HostPort | undefined
-}
-
-/** A remote spec: one with a url. */
-export const isRemoteSpec = (spec: LaunchSpec | RemoteLaunchSpec): spec is RemoteLaunchSpec => "url" in spec
-
-export interface ExitInfo {
-  readonly code: number | null
-  readonly signal: string | null
-  readonly at: Date
-  /** A remote source has no process: why its connection ended (reported instead of an exit code). */
-  readonly lost?: SourceError | undefined
-}
-
-export interface Progress {
-  readonly progress: number
-  readonly total?: number | undefined
-  readonly message?: string | undefined
-}
-
-export interface CallOptions {
-  /** Set only when the host asked for progress; the SDK then sends its own token to the child. */
-  readonly onProgress?: ((progress: Progress) => void) | undefined
-}
-
-/** A live, initialized child. Valid while the scope that created it is open. */
-export interface Connection extends Surface.SurfaceMembers {
-  readonly instance: string
-  readonly pid: number
-  readonly protocolVersion: string
-  readonly serverInfo: { readonly name: string; readonly version: string }
-  readonly capabilities: JsonObject
-  readonly tools: ReadonlyArray<Tool>
-  readonly listTools: Effect.Effect<ReadonlyArray<Tool>, SourceError>
-  readonly callTool: (request: CallToolRequest, options?: CallOptions) => Effect.Effect<CallToolResult, CallError>
-  /**
-   * The same call without the SDK or an Effect per call (ADR 009): for plain calls (no progress asked, no task).
-   * Returns the cancel; `done` gets the outcome, never synchronously.
-   */
-  readonly relayCall: Relay.Relay["call"]
-  /** Completes when the process exits (crash, EOF, kill); never fails. */
-  readonly exited: Effect.Effect<ExitInfo>
-}
 
 /** JSON-RPC error codes by which a child says "your credentials are wrong"; never guessed from message text. */
 export const authErrorCodes: ReadonlySet<number> = new Set([401, 403])

@@ -8,6 +8,7 @@ import {
   targetOf
 } from "../domain/Config.js"
 import * as ConfigDiff from "../domain/ConfigDiff.js"
+import type { CallOptions, Connection, LiveSurface } from "../domain/Connection.js"
 import { childEnvironment } from "../domain/Environment.js"
 import { type CallError, SourceError } from "../domain/Errors.js"
 import { type HealthRow, packageOfSource, reloadFailedRow, skippedRow } from "../domain/Health.js"
@@ -16,15 +17,9 @@ import { CatalogCache, keyOf } from "./CatalogCache.js"
 import { Config } from "./Config.js"
 import { HostBridge, offlinePort } from "./HostBridge.js"
 import { type ResolvedSource, Secrets } from "./Secrets.js"
-import {
-  type CallOptions,
-  type Connection,
-  type LaunchSpec,
-  type RemoteLaunchSpec,
-  SourceClient
-} from "./SourceClient.js"
+import { SourceClient } from "./SourceClient.js"
+import type { LaunchSpec, RemoteLaunchSpec } from "./SourceClient/LaunchSpec.js"
 import { loginCommand, RemoteAuth } from "./SourceClient/RemoteAuth.js"
-import type { LiveSurface } from "./SourceClient/Surface.js"
 import { Diagnostics } from "./Sources/Diagnostics.js"
 import * as Instance from "./Sources/Instance.js"
 import * as Policy from "./Sources/Policy.js"

@@ -1,11 +1,10 @@
 import { Effect, type Either, Option } from "effect"
+import type { CallOptions, Connection } from "../../domain/Connection.js"
 import type { CallError } from "../../domain/Errors.js"
 import type { JsonObject } from "../../domain/Mcp.js"
 import { isJsonObject, RpcCode, RpcError } from "../../domain/Surface.js"
 import { paginate } from "../../transport/SdkShape.js"
 import type { ChildNotification } from "../HostBridge.js"
-import type { Connection } from "../SourceClient.js"
-import type { RequestOptions } from "../SourceClient/Surface.js"
 import type { Sources } from "../Sources.js"
 import type * as NameBudget from "./NameBudget.js"
 import * as S from "./Surface.js"
@@ -66,7 +65,7 @@ const has = {
  * route is known (the daemon counts it as the session's request in flight there, so the child's reverse requests come
  * back to that session).
  */
-export interface ForwardOptions extends RequestOptions {
+export interface ForwardOptions extends CallOptions {
   readonly around?: ((instance: string) => <A, E>(request: Effect.Effect<A, E>) => Effect.Effect<A, E>) | undefined
 }
 
@@ -220,7 +219,7 @@ export const make = (
     })
 
   /** tasks/result blocks until the task ends; the child may send reverse requests meanwhile (input_required). */
-  const taskResult = (params: JsonObject, options?: RequestOptions) =>
+  const taskResult = (params: JsonObject, options?: CallOptions) =>
     Effect.gen(function* () {
       const { child, instance, params: forwarded } = yield* taskRoute(params, has.tasks, "tasks")
       const result = yield* child.request("tasks/result", forwarded, options)

@@ -1,5 +1,6 @@
 import { Either } from "effect"
 import * as CallPlan from "../../domain/CallPlan.js"
+import type { RelayDone } from "../../domain/Connection.js"
 import { CallError } from "../../domain/Errors.js"
 import type { CallToolRequest, CallToolResult, JsonObject } from "../../domain/Mcp.js"
 import { isNotification } from "../../transport/Envelope.js"
@@ -13,12 +14,9 @@ import { mcpErrorText } from "../../transport/SdkShape.js"
  * AbortController or schema parse, no Effect fiber.
  */
 
-/** How a relayed call ends; called exactly once, never synchronously from `call`, and not after a cancel. */
-export type Done = (outcome: Either.Either<CallToolResult, CallError>) => void
-
 export interface Relay {
   /** Sends the call; the returned function cancels it (the child is told, `done` is never called). */
-  readonly call: (request: CallToolRequest, done: Done) => () => void
+  readonly call: (request: CallToolRequest, done: RelayDone) => () => void
   /** Offered each message from the child first: true when it was a relayed call's answer or progress. */
   readonly receive: (message: Record<string, unknown>) => boolean
   /** The child is gone: every call in flight, and every later one, fails with this retryable detail. */
@@ -41,7 +39,7 @@ const nodeTimers: Timers<ReturnType<typeof setTimeout>> = {
 
 interface Pending {
   readonly tool: string
-  readonly done: Done
+  readonly done: RelayDone
   readonly timer: unknown
 }
 
@@ -95,7 +93,7 @@ export const make = (options: {
     entry.done(Either.left(timeoutError(entry.tool, callTimeoutMs!)))
   }
 
-  const call = (request: CallToolRequest, done: Done) => {
+  const call = (request: CallToolRequest, done: RelayDone) => {
     const tool = `${instance}.${request.name}`
     if (closed !== undefined) {
       const detail = closed

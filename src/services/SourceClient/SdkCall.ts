@@ -3,9 +3,9 @@ import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js"
 import { Effect } from "effect"
 import * as z from "zod"
 import * as CallPlan from "../../domain/CallPlan.js"
+import type { CallOptions } from "../../domain/Connection.js"
 import type { CallToolRequest, CallToolResult, JsonObject, Tool } from "../../domain/Mcp.js"
 import { noTimeout, paginate } from "../../transport/SdkShape.js"
-import type { CallOptions } from "../SourceClient.js"
 
 // Loose: the result is relayed as the child sent it (ADR 002).
 const AnyResult = z.looseObject({})

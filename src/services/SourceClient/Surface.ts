@@ -1,12 +1,12 @@
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js"
 import { McpError } from "@modelcontextprotocol/sdk/types.js"
-import { Cause, Effect, Exit, Option, Queue, Runtime, type Scope, type Stream, SubscriptionRef } from "effect"
+import { Cause, Effect, Exit, Option, Queue, Runtime, type Scope, SubscriptionRef } from "effect"
 import * as z from "zod"
+import type { CallOptions, ExitInfo, LiveSurface, SurfaceMembers } from "../../domain/Connection.js"
 import { SourceError } from "../../domain/Errors.js"
 import type { JsonObject, Tool } from "../../domain/Mcp.js"
 import {
-  type InstanceSurface,
   isJsonObject,
   type ListKind,
   type Prompt,
@@ -18,41 +18,13 @@ import {
 import { Cancels } from "../../transport/Cancels.js"
 import { jsonRpcError, noTimeout, paginate, peerMessage } from "../../transport/SdkShape.js"
 import { reverseCapability } from "../HostBridge.js"
-import type { ExitInfo, LaunchSpec, Progress } from "../SourceClient.js"
+import type { LaunchSpec } from "./LaunchSpec.js"
 
 /**
  * Everything a child connection does beyond tools/list and tools/call: the client capabilities it declares, the
  * reverse requests it relays to the host, the notifications it hands on, its resources/prompts catalogs kept
  * current on list_changed, and a generic request for every other method. Part of SourceClient (SDK side).
  */
-
-/** The catalogs of one child, each the last good listing; `error` says why the last (re-)listing failed. */
-export interface LiveSurface extends InstanceSurface {
-  readonly error: SourceError | undefined
-}
-
-export interface RequestOptions {
-  /** Set only when the host asked for progress; the SDK then sends its own token to the child. */
-  readonly onProgress?: ((progress: Progress) => void) | undefined
-}
-
-/** The members this module adds to a Connection. */
-export interface SurfaceMembers {
-  /** What clawtool declared to this child (a subset of the host's capabilities). */
-  readonly clientCapabilities: JsonObject
-  /** Sends the child the host's log level and resource subscriptions again (a remote session renewed in place). */
-  readonly restoreHostState: Effect.Effect<void>
-  readonly surface: Effect.Effect<LiveSurface>
-  /** The current surface, then every swap (one per re-listing). */
-  readonly surfaceChanges: Stream.Stream<LiveSurface>
-  /** Any request, relayed as sent; the result comes back unvalidated. Interrupting it cancels it at the child. */
-  readonly request: (
-    method: string,
-    params: JsonObject | undefined,
-    options?: RequestOptions
-  ) => Effect.Effect<JsonObject, RpcError>
-  readonly notify: (method: string, params?: JsonObject) => Effect.Effect<void>
-}
 
 /** Notifications a child sends that belong to the host (progress is routed per request, list_changed re-lists). */
 export const forwardedNotifications: ReadonlySet<string> = new Set([
@@ -148,7 +120,7 @@ export const install = (options: {
       }
     }
 
-    const request = (method: string, params: JsonObject | undefined, requestOptions?: RequestOptions) =>
+    const request = (method: string, params: JsonObject | undefined, requestOptions?: CallOptions) =>
       Effect.tryPromise({
         try: (signal) =>
           client.request({ method, ...(params === undefined ? {} : { params }) } as never, AnyResult, {

@@ -1,4 +1,4 @@
-import type { ExitInfo } from "../SourceClient.js"
+import type { ExitInfo } from "../../domain/Connection.js"
 
 export const stderrTailLines = 100
 

@@ -1,6 +1,6 @@
 import { Effect, MutableRef, PubSub, Stream } from "effect"
+import type { Connection } from "../../domain/Connection.js"
 import type { Tool } from "../../domain/Mcp.js"
-import type { Connection } from "../SourceClient.js"
 import * as Instance from "./Instance.js"
 
 /** The tools one running instance serves, as the child sent them. */
