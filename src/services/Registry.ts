@@ -10,7 +10,7 @@ import { Config } from "./Config.js"
 import * as Catalogs from "./Registry/Catalog.js"
 import * as Forward from "./Registry/Forward.js"
 import * as Surface from "./Registry/Surface.js"
-import type { Catalog, InstanceTools } from "./Registry/Catalog.js"
+import type { Catalog, InstanceTools } from "./Registry/CatalogTypes.js"
 import { coreGate, coreSpecs } from "./Registry/CoreTools.js"
 import { BashRuns } from "./Registry/CoreTools/BashRuns.js"
 import { Ledger } from "./Registry/CoreTools/Ledger.js"
@@ -22,7 +22,7 @@ import { HostBridge } from "./HostBridge.js"
 import { Secrets } from "./Secrets.js"
 import { Sources } from "./Sources.js"
 
-export type { Catalog, CatalogEntry } from "./Registry/Catalog.js"
+export type { Catalog, CatalogEntry } from "./Registry/CatalogTypes.js"
 
 /** A `[tools."i.t"]` table for no configured source is only a warning (at start and after each reload). */
 export const warnUnknownSelectors = (config: ClawtoolConfig) =>

@@ -3,10 +3,9 @@ import type { CoreToolsConfig } from "../../domain/Config.js"
 import { CallError, ManifestError } from "../../domain/Errors.js"
 import type { HealthRow } from "../../domain/Health.js"
 import type { CallToolResult, JsonObject, Tool } from "../../domain/Mcp.js"
-import type { Catalog } from "./Catalog.js"
+import type { Catalog, SearchHit } from "./CatalogTypes.js"
 import type { ShellRuns } from "./CoreTools/BashRuns.js"
 import type { Ledger } from "./CoreTools/Ledger.js"
-import type { SearchHit } from "./ToolSearch.js"
 
 /**
  * The typed manifest of clawtool's own tools (the seed's `registry.Manifest`): one source of truth for each core

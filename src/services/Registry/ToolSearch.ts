@@ -1,7 +1,7 @@
 import MiniSearch from "minisearch"
 import { stemmer } from "stemmer"
 import type { JsonObject, Tool } from "../../domain/Mcp.js"
-import type { Catalog } from "./Catalog.js"
+import type { Catalog, SearchHit } from "./CatalogTypes.js"
 import type { Manifest } from "./Manifest.js"
 import { byteOrder } from "./Pipeline.js"
 
@@ -18,13 +18,6 @@ export interface SearchDocument {
   readonly description: string
   readonly hint: string
   readonly params: string
-}
-
-export interface SearchHit {
-  readonly name: string
-  readonly description: string | undefined
-  readonly inputSchema: JsonObject
-  readonly score: number
 }
 
 export interface Index {

@@ -3,7 +3,7 @@ import type { Options as CompileOptions } from "json-schema-to-typescript"
 import * as Fs from "node:fs/promises"
 import * as Path from "node:path"
 import type { JsonObject } from "../../domain/Mcp.js"
-import type { Catalog, CatalogEntry } from "./Catalog.js"
+import type { Catalog, CatalogEntry } from "./CatalogTypes.js"
 import { sanitize, shortHash } from "./NameBudget.js"
 import { byteOrder } from "./Pipeline.js"
 
