@@ -10,7 +10,7 @@ import { createRequire } from "node:module"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import * as vm from "node:vm"
-import { codeCacheDir } from "./cacheDir.js"
+import { codeCacheDir } from "./paths.js"
 
 const here = path.dirname(fileURLToPath(import.meta.url))
 const entry = path.join(here, "clawtool.cjs")

@@ -4,7 +4,7 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import type { JsonObject, Tool } from "../domain/Mcp.js"
 import { isJsonObject, type Prompt, type Resource, type ResourceTemplate } from "../domain/Surface.js"
-import { cacheDir } from "../cacheDir.js"
+import { cacheDir } from "../paths.js"
 import * as Version from "../version.js"
 
 /**

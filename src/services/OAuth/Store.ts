@@ -6,21 +6,9 @@
  */
 import { randomBytes } from "node:crypto"
 import * as fs from "node:fs/promises"
-import * as os from "node:os"
 import * as path from "node:path"
 import type { OAuthDiscoveryState } from "@modelcontextprotocol/sdk/client/auth.js"
 import type { OAuthClientInformationMixed, OAuthTokens } from "@modelcontextprotocol/sdk/shared/auth.js"
-
-/** `CLAWTOOL_STATE_DIR`, else `$XDG_STATE_HOME/clawtool`, else `~/.local/state/clawtool`. */
-export const stateDir = (env: NodeJS.ProcessEnv = process.env): string =>
-  env.CLAWTOOL_STATE_DIR !== undefined && env.CLAWTOOL_STATE_DIR !== ""
-    ? env.CLAWTOOL_STATE_DIR
-    : path.join(
-        env.XDG_STATE_HOME !== undefined && env.XDG_STATE_HOME !== ""
-          ? env.XDG_STATE_HOME
-          : path.join(os.homedir(), ".local", "state"),
-        "clawtool"
-      )
 
 /** What one issuer granted this source. */
 export interface Grant {
