@@ -3,7 +3,7 @@ import { Console, Data, Effect, Either, Layer, Logger, LogLevel, Option, Schedul
 import * as Fs from "node:fs"
 import * as Path from "node:path"
 import { commitConfig, commitSecrets, EditError, readConfigText, validateConfigText } from "./cli/ConfigEdit.js"
-import { cacheDir, codeCacheDir } from "./cacheDir.js"
+import { cacheDir, codeCacheDir } from "./paths.js"
 import { withHelpText } from "./cli/HelpText.js"
 import * as Manage from "./cli/Manage.js"
 import { ConfigError } from "./domain/Errors.js"
