@@ -10,7 +10,8 @@ import { createRequire } from "node:module"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import * as vm from "node:vm"
-import { codeCacheDir } from "./cacheDir.js"
+import { writeFileAtomicSync } from "./atomicWrite.js"
+import { codeCacheDir } from "./paths.js"
 
 const here = path.dirname(fileURLToPath(import.meta.url))
 const entry = path.join(here, "clawtool.cjs")
@@ -42,17 +43,13 @@ const readCache = (file: string, sourceHash: Buffer): Buffer | undefined => {
   return data.subarray(magic.length + 32, headerBytes).equals(sha256(payload)) ? payload : undefined
 }
 
-/** Atomic (temp file, then rename) and private (0600 in a 0700 folder), like the persisted catalog. */
+/**
+ * Atomic and private (0600 in a 0700 folder), like the persisted catalog. Not flushed to disk: a file torn by a power
+ * cut fails readCache's hashes and is written again, and a flush of every file would hold up the exit of a first run.
+ */
 const writeCache = (file: string, sourceHash: Buffer, payload: Buffer): void => {
   fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 })
-  const temp = `${file}.${process.pid}.${Date.now()}.tmp`
-  try {
-    fs.writeFileSync(temp, Buffer.concat([magic, sourceHash, sha256(payload), payload]), { mode: 0o600 })
-    fs.renameSync(temp, file)
-  } catch (error) {
-    fs.rmSync(temp, { force: true })
-    throw error
-  }
+  writeFileAtomicSync(file, Buffer.concat([magic, sourceHash, sha256(payload), payload]), { mode: 0o600, fsync: false })
 }
 
 /**

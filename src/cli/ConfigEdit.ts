@@ -5,6 +5,7 @@
 import { Data, Effect, Either, Option, Schema } from "effect"
 import * as Fs from "node:fs/promises"
 import * as Path from "node:path"
+import { writeFileAtomic } from "../atomicWrite.js"
 import type { ClawtoolConfig } from "../domain/Config.js"
 import { ConfigError } from "../domain/Errors.js"
 import { decodeStrict, errno, formatOf, parseConfig, readText, tomlDocument } from "../services/Config.js"
@@ -39,9 +40,8 @@ const modeOf = (file: string) =>
   )
 
 /**
- * Writes `text` to `file` all at once: a temp file in the same directory (so rename is atomic), given the mode the file
- * had (or `newMode`, or `forceMode` whatever it had), flushed, then renamed over it. A crash leaves the old file or the
- * new one, never half of one; a failure removes the temp file.
+ * Writes `text` to `file` all at once (src/atomicWrite.ts: temp file, flushed, renamed over it; a crash leaves the old
+ * file or the new one, never half of one), with the mode the file had (or `newMode`, or `forceMode` whatever it had).
  */
 export const writeAtomically = (
   file: string,
@@ -51,22 +51,13 @@ export const writeAtomically = (
   Effect.gen(function* () {
     const existing = yield* modeOf(file)
     const mode = options.forceMode ?? Option.getOrElse(existing, () => options.newMode ?? 0o644)
-    const temp = Path.join(Path.dirname(file), `.${Path.basename(file)}.${process.pid}.${Date.now()}.tmp`)
     yield* Effect.tryPromise({
       try: async () => {
         await Fs.mkdir(Path.dirname(file), { recursive: true })
-        const handle = await Fs.open(temp, "wx", mode)
-        try {
-          await handle.writeFile(text, "utf8")
-          await handle.chmod(mode) // the umask narrowed the mode open() applied
-          await handle.sync()
-        } finally {
-          await handle.close()
-        }
-        await Fs.rename(temp, file)
+        await writeFileAtomic(file, text, { mode })
       },
       catch: (cause) => new EditError({ detail: `cannot write ${file} (${errno(cause) ?? String(cause)})` })
-    }).pipe(Effect.tapError(() => Effect.promise(() => Fs.rm(temp, { force: true }))))
+    })
   })
 
 /** The config text to edit; a missing file is an empty one (only `source add` may start a file). */

@@ -2,6 +2,7 @@ import { Effect, Layer, Option } from "effect"
 import { ConfigChain } from "../domain/Environment.js"
 import { CurrentLimits } from "../domain/Limits.js"
 import { Config, ConfigLocation } from "../services/Config.js"
+import { Connect } from "../services/Connect.js"
 import { Daemon } from "../services/Daemon.js"
 import { Gateway } from "../services/Gateway.js"
 import { declaredCapabilities, HostBridge, SharedHosts } from "../services/HostBridge.js"
@@ -40,14 +41,21 @@ const FromConfigLive = Layer.mergeAll(LimitsLive, ChainLive, OAuth.RemoteAuthLiv
 export const StaticLive = (location: Location) =>
   Layer.merge(Config.Default, Secrets.Default).pipe(Layer.provide(ConfigLocation.layer(location)))
 
+/** Config, Secrets and the OAuth store: `auth` starts no source. */
+export const AuthLive = (location: Location) => OAuth.Default.pipe(Layer.provide(ConfigLocation.layer(location)))
+
+/** `clawtool connect`: the relay to a daemon; the config is read only to find the secrets file (for the token). */
+export const ConnectLive = (location: Location) => Connect.Default.pipe(Layer.provide(ConfigLocation.layer(location)))
+
 /**
  * Everything `clawtool health`, `tools list` and `tools export-typescript` need: the same start path as serve
- * (so the catalogs agree), without the MCP edge. One graph, so Registry shares Sources' children.
+ * (so the catalogs agree), without the MCP edge. One graph, so Registry shares Sources' children; the Config they
+ * read is provided too, for the selector warnings and `tools enable`/`disable`.
  */
 export const HealthLive = (location: Location) =>
   Layer.merge(Sources.Default, Registry.Default).pipe(
     Layer.provide(FromConfigLive),
-    Layer.provide(Config.Default),
+    Layer.provideMerge(Config.Default),
     Layer.provide(ConfigLocation.layer(location))
   )
 

@@ -4,7 +4,8 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import type { JsonObject, Tool } from "../domain/Mcp.js"
 import { isJsonObject, type Prompt, type Resource, type ResourceTemplate } from "../domain/Surface.js"
-import { cacheDir } from "../cacheDir.js"
+import { isAtomicTemp, writeFileAtomicSync } from "../atomicWrite.js"
+import { cacheDir } from "../paths.js"
 import * as Version from "../version.js"
 
 /**
@@ -283,17 +284,11 @@ const fileCache = (dir: string): CatalogCacheApi => {
         const file = path.join(dir, `${known.value.prefix}${name}.json`)
         // A start that lists what was cached writes nothing.
         if (readText(file) === text) return Effect.void
-        const temp = `${file}.${process.pid}.tmp`
         try {
           ensureDir()
-          fs.writeFileSync(temp, text, { mode: 0o600 })
-          fs.renameSync(temp, file)
+          // Not flushed to disk: an entry torn by a power cut is unreadable, ignored and written again.
+          writeFileAtomicSync(file, text, { mode: 0o600, fsync: false })
         } catch (cause) {
-          try {
-            fs.rmSync(temp, { force: true })
-          } catch {
-            // nothing to clean
-          }
           return Effect.logWarning(`catalog cache: cannot write ${file}: ${messageOf(cause)}`)
         }
         prune(known.value)
@@ -308,7 +303,7 @@ const fileCache = (dir: string): CatalogCacheApi => {
       }
       const ours = names.filter(isOurs)
       // The install key goes too: the cache starts over under a new one.
-      for (const name of [...ours, ...names.filter(isKeyTemp), installKeyFile]) {
+      for (const name of [...ours, ...names.filter(isKeyTemp), ...names.filter(isAtomicTemp), installKeyFile]) {
         fs.rmSync(path.join(dir, name), { force: true })
       }
       naming = undefined

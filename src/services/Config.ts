@@ -12,7 +12,6 @@ import {
   SchemaAST as AST
 } from "effect"
 import * as Fs from "node:fs/promises"
-import * as Os from "node:os"
 import * as Path from "node:path"
 import * as Toml from "smol-toml"
 import {
@@ -25,6 +24,7 @@ import {
 } from "../domain/Config.js"
 import { type ConfigChainShape, configChainVariable, parseConfigChain } from "../domain/Environment.js"
 import { ConfigError } from "../domain/Errors.js"
+import { defaultConfigFile } from "../paths.js"
 
 /** Where the config came from on the command line; the Config service resolves the rest. */
 export class ConfigLocation extends Context.Tag("clawtool/ConfigLocation")<
@@ -67,20 +67,14 @@ export interface ConfigPaths {
   readonly secretsFile: string
 }
 
-const nonEmpty = (value: string | undefined): value is string => value !== undefined && value !== ""
-
-/** `--config` > `$CLAWTOOL_CONFIG` > `$XDG_CONFIG_HOME/clawtool/config.toml` > `~/.config/clawtool/config.toml`. Pure. */
+/** `--config` > the default config file (paths.ts: `$CLAWTOOL_CONFIG` > `$XDG_CONFIG_HOME/…` > `~/.config/…`). Pure. */
 export const resolveConfigPaths = (
   location: { readonly config: Option.Option<string>; readonly secrets: Option.Option<string> },
   env: Env
 ): ConfigPaths => {
-  const [file, origin]: [string, ConfigOrigin] = Option.isSome(location.config)
-    ? [location.config.value, "flag"]
-    : nonEmpty(env.CLAWTOOL_CONFIG)
-      ? [env.CLAWTOOL_CONFIG, "env"]
-      : nonEmpty(env.XDG_CONFIG_HOME)
-        ? [Path.join(env.XDG_CONFIG_HOME, "clawtool", "config.toml"), "xdg"]
-        : [Path.join(nonEmpty(env.HOME) ? env.HOME : Os.homedir(), ".config", "clawtool", "config.toml"), "home"]
+  const { file, origin }: { readonly file: string; readonly origin: ConfigOrigin } = Option.isSome(location.config)
+    ? { file: location.config.value, origin: "flag" }
+    : defaultConfigFile(env)
   const absolute = Path.resolve(file)
   return {
     file: absolute,

@@ -2,6 +2,7 @@ import { Effect, Layer, Option } from "effect"
 import { type OAuthConfig, oauthOf, type SourceConfig } from "../domain/Config.js"
 import { SourceError } from "../domain/Errors.js"
 import { suggest } from "../domain/Suggest.js"
+import { stateDir } from "../paths.js"
 import { Config, ProcessEnv } from "./Config.js"
 import { OAuthError } from "./OAuth/Errors.js"
 import type { OAuthSettings } from "./OAuth/Provider.js"
@@ -52,7 +53,7 @@ export class OAuth extends Effect.Service<OAuth>()("clawtool/OAuth", {
   effect: Effect.gen(function* () {
     const { config } = yield* Config
     const secrets = yield* Secrets
-    const dir = Store.stateDir(yield* ProcessEnv)
+    const dir = stateDir(yield* ProcessEnv)
 
     /** The source's settings with `client_secret`'s `${VAR}`s resolved; the names that are missing otherwise. */
     const settingsOf = (

@@ -55,6 +55,50 @@ describe("ToolSearch.tokenize", () => {
     assert.deepStrictEqual(ToolSearch.tokenize("café crème"), ["café", "crème"])
     assert.deepStrictEqual(ToolSearch.tokenize("  "), [])
   })
+
+  it("drops contractions, possessives, function words and numbers alone", () => {
+    assert.deepStrictEqual(ToolSearch.tokenize("what's in Carol's 2 files, doesn't it"), ["carol", "files"])
+    assert.deepStrictEqual(ToolSearch.tokenize("v2 100ms"), ["v2", "100ms"])
+  })
+})
+
+describe("ToolSearch.concepts for words that are not words", () => {
+  const kinds = (query: string) => ToolSearch.concepts(query).map((concept) => [...concept].filter(([, w]) => w === 1))
+  it("a link is a URL; a glob finds files of its extension; a file name is a file of its kind; a path a folder", () => {
+    assert.deepStrictEqual(kinds("fetch https://example.com/docs/a.html"), [[["fetch", 1]], [["url", 1]]])
+    assert.deepStrictEqual(kinds("*.md"), [[["glob", 1]], [["file", 1]], [["md", 1]]])
+    assert.deepStrictEqual(kinds("open notes.txt"), [[["open", 1]], [["file", 1]], [["txt", 1]]])
+    assert.deepStrictEqual(kinds("ls src/ui"), [[["ls", 1]], [["folder", 1]]])
+    assert.deepStrictEqual(
+      kinds("read notes.txt."),
+      [[["read", 1]], [["file", 1]], [["txt", 1]]],
+      "a sentence's full stop is not part of it"
+    )
+  })
+
+  it("the name's own words count as a compound's parts", () => {
+    const [, file] = ToolSearch.concepts("open notes.txt")
+    assert.strictEqual(file!.get("note"), 0.1)
+    const [, folder] = ToolSearch.concepts("ls src/ui")
+    assert.strictEqual(folder!.get("src"), 0.1)
+    assert.strictEqual(folder!.get("directori"), 0.7, "a folder's synonyms")
+  })
+})
+
+describe("ToolSearch.isQuestion", () => {
+  it("a question word first, or a question mark last; how-to and can-you are requests", () => {
+    for (const question of [
+      "what files are here",
+      "Which folders",
+      "is it up",
+      "where's the log",
+      "how big is it",
+      "list files?"
+    ])
+      assert.isTrue(ToolSearch.isQuestion(question), question)
+    for (const request of ["how do I delete a file", "how to center a div", "list files", "can you delete it", ""])
+      assert.isFalse(ToolSearch.isQuestion(request), request)
+  })
 })
 
 describe("ToolSearch.documents", () => {
@@ -69,13 +113,15 @@ describe("ToolSearch.documents", () => {
       title: "Meteorology",
       description: "Forecast for a city",
       hint: "",
+      keywords: "",
       params: "city"
     })
     assert.isFalse(byId.has("ToolSearch"), "ToolSearch never finds itself")
     const core = byId.get("SourceHealth")!
     assert.strictEqual(core.name, "SourceHealth")
-    assert.include(core.hint.split(" "), "diagnose")
+    assert.include(core.keywords.split(" "), "diagnose")
     assert.include(core.hint, "Call when a source tool is missing")
+    assert.strictEqual(core.title, "Source health", "a title given only in the annotations is indexed")
     assert.deepStrictEqual(
       [...docs.map((doc) => doc.id)].sort(),
       [...catalog.tools.map((t) => t.name)].filter((name) => name !== "ToolSearch").sort(),
@@ -142,20 +188,16 @@ describe("ToolSearch.concepts", () => {
           ["dry", 0.1],
           ["run", 0.1],
           ["dryrun", 1],
-          ["shell", 0.05],
-          ["bash", 0.05],
-          ["command", 0.05],
-          ["termin", 0.05],
-          ["execut", 0.05]
+          ...["shell", "bash", "command", "termin", "execut", "cli", "launch"].map((term) => [term, 0.1 * 0.7])
         ]
       ]
     )
     const [folders] = ToolSearch.concepts("folders")
     assert.strictEqual(folders!.get("folder"), 1, "stemmed")
-    assert.strictEqual(folders!.get("directori"), 0.5, "then a synonym")
+    assert.strictEqual(folders!.get("directori"), 0.7, "then a synonym")
     assert.deepStrictEqual(
       ToolSearch.concepts("make the new").map((concept) => concept.get("creat")),
-      [0.5, 0.5],
+      [0.7, 0.7],
       "stop words make no concept; two words pointing at create both count"
     )
   })
@@ -197,6 +239,31 @@ describe("ToolSearch.build", () => {
     assert.isBelow(Math.abs(thousandths - Math.round(thousandths)), 1e-6, "at most three decimals")
     assert.deepStrictEqual(names("zebra", 1), ["repo__alpha"])
     assert.strictEqual(index.hash, catalog.hash)
+  })
+
+  it("a question ranks a tool annotated as changing things below one annotated read-only; no annotations, no change", () => {
+    const catalog = Catalog.build({
+      manifest,
+      sources: [
+        {
+          instance: "w",
+          tools: [
+            tool("a_change", "Widget records", {}, { annotations: { readOnlyHint: false } }),
+            tool("b_look", "Widget records", {}, { annotations: { readOnlyHint: true } }),
+            tool("c_plain", "Widget records")
+          ]
+        }
+      ],
+      toolConfig: {},
+      budget: 64
+    })
+    const index = ToolSearch.build(catalog, manifest)
+    const names = (query: string) => index.search(query, 10).map((hit) => hit.name)
+    assert.deepStrictEqual(names("widget records"), ["w__a_change", "w__b_look", "w__c_plain"])
+    assert.deepStrictEqual(names("which widget records"), ["w__b_look", "w__c_plain", "w__a_change"])
+    const [looked, plain, changed] = index.search("which widget records", 10)
+    assert.strictEqual(looked!.score, plain!.score)
+    assert.closeTo(changed!.score, looked!.score * 0.5, 0.001, "half the score")
   })
 
   it("a hit carries the tool's description and input schema; better matches rank higher", () => {

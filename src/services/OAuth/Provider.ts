@@ -48,7 +48,7 @@ export interface ProviderOptions {
   readonly instance: string
   readonly url: string
   readonly settings: OAuthSettings
-  /** The state directory (Store.stateDir). */
+  /** The state directory (paths.ts stateDir). */
   readonly dir: string
   readonly mode: Mode
   /** Fraction of the access token's lifetime after which it is refreshed. */

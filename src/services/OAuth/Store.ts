@@ -4,23 +4,11 @@
  * file. Inside, grants are keyed by the authorization server (issuer) that issued them: a source whose server moves to
  * another issuer never presents one issuer's refresh token or client to the other.
  */
-import { randomBytes } from "node:crypto"
 import * as fs from "node:fs/promises"
-import * as os from "node:os"
 import * as path from "node:path"
 import type { OAuthDiscoveryState } from "@modelcontextprotocol/sdk/client/auth.js"
 import type { OAuthClientInformationMixed, OAuthTokens } from "@modelcontextprotocol/sdk/shared/auth.js"
-
-/** `CLAWTOOL_STATE_DIR`, else `$XDG_STATE_HOME/clawtool`, else `~/.local/state/clawtool`. */
-export const stateDir = (env: NodeJS.ProcessEnv = process.env): string =>
-  env.CLAWTOOL_STATE_DIR !== undefined && env.CLAWTOOL_STATE_DIR !== ""
-    ? env.CLAWTOOL_STATE_DIR
-    : path.join(
-        env.XDG_STATE_HOME !== undefined && env.XDG_STATE_HOME !== ""
-          ? env.XDG_STATE_HOME
-          : path.join(os.homedir(), ".local", "state"),
-        "clawtool"
-      )
+import { writeFileAtomic } from "../../atomicWrite.js"
 
 /** What one issuer granted this source. */
 export interface Grant {
@@ -102,21 +90,7 @@ export const save = async (dir: string, instance: string, record: Record): Promi
   const file = fileOf(dir, instance)
   await ensureDir(dir)
   await ensureDir(path.dirname(file))
-  const temp = `${file}.${process.pid}.${randomBytes(6).toString("hex")}.tmp`
-  try {
-    const handle = await fs.open(temp, "wx", 0o600)
-    try {
-      await handle.writeFile(JSON.stringify(record, null, 2), "utf8")
-      await handle.chmod(0o600)
-      await handle.sync()
-    } finally {
-      await handle.close()
-    }
-    await fs.rename(temp, file)
-  } catch (cause) {
-    await fs.rm(temp, { force: true })
-    throw cause
-  }
+  await writeFileAtomic(file, JSON.stringify(record, null, 2), { mode: 0o600 })
 }
 
 /** Removes the instance's file; whether there was one. */

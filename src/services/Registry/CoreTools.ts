@@ -112,7 +112,23 @@ export const SourceHealth = defineTool({
   name: "SourceHealth",
   description:
     "Health of every source MCP server behind clawtool: status (running, starting, down, unauthenticated, crash-loop, idle; skipped: a config entry clawtool cannot use), why a source is not running, its tool count, start-up time and package; plus tool-name collisions and the catalog hash.",
-  keywords: ["health", "status", "sources", "servers", "down", "running", "diagnose", "collisions"],
+  keywords: [
+    "health",
+    "status",
+    "sources",
+    "servers",
+    "down",
+    "running",
+    "diagnose",
+    "collisions",
+    "missing",
+    "broken",
+    "failing",
+    "error",
+    "mcp",
+    "connected",
+    "tools"
+  ],
   category: "setup",
   usageHint:
     "Call when a source tool is missing from the list or a call fails as not running: it says which source is down and why (missing secrets, crash, timeout). Pass instance to see one source.",

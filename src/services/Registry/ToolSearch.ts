@@ -4,11 +4,12 @@ import type { JsonObject, Tool } from "../../domain/Mcp.js"
 import type { Catalog, SearchHit } from "./CatalogTypes.js"
 import type { Manifest } from "./Manifest.js"
 import { byteOrder } from "./Pipeline.js"
+import { stopWords, synonymGroups } from "./ToolSearchWords.js"
 
 /**
  * BM25 (MiniSearch's BM25+) over the live catalog, so an agent can find and load tools on demand instead of
- * carrying every schema in its context. Indexed per tool: names (wire and original), description, keywords and
- * parameter names.
+ * carrying every schema in its context. Indexed per tool: names (wire and original), title, description, a core
+ * tool's keywords and usage hint, parameter names. The words it knows (stop words, synonyms) are in ToolSearchWords.ts.
  */
 
 export interface SearchDocument {
@@ -17,6 +18,7 @@ export interface SearchDocument {
   readonly title: string
   readonly description: string
   readonly hint: string
+  readonly keywords: string
   readonly params: string
 }
 
@@ -26,74 +28,30 @@ export interface Index {
   readonly search: (query: string, limit: number) => ReadonlyArray<SearchHit>
 }
 
-const stopWords = new Set(
-  "a an and are as at be by for from how i in into is it its me my of on or that the this to use using with".split(" ")
-)
+/** English contractions and possessives (`what's`, `doesn't`, `Carol's`): the word is what is left. */
+const contraction = /n['’]t\b|['’](?:s|re|ve|ll|d|m)\b/giu
 
 /**
- * Splits on punctuation, `_`, `-`, `.` and camelCase boundaries (`ToolSearch` → tool, search), lower-cased. A word
- * split at camelCase boundaries is also kept whole (`dryRun` → dry, run, dryrun), so an agent quoting a parameter or
- * tool name finds it before the tools that merely share its parts.
+ * Splits on punctuation, `_`, `-`, `.` and camelCase boundaries (`ToolSearch` → tool, search), lower-cased; numbers
+ * alone are values, not words. A word split at camelCase boundaries is also kept whole (`dryRun` → dry, run, dryrun),
+ * so an agent quoting a parameter or tool name finds it before the tools that merely share its parts.
  */
 export const tokenize = (text: string): Array<string> =>
-  text.split(/[^\p{L}\p{N}]+/u).flatMap((word) => {
-    const parts = word
-      .replace(/([a-z0-9])([A-Z])/g, "$1 $2")
-      .replace(/([A-Z]+)([A-Z][a-z])/g, "$1 $2")
-      .split(" ")
-      .map((term) => term.toLowerCase())
-      .filter((term) => term !== "" && !stopWords.has(term))
-    return parts.length > 1 ? [...parts, word.toLowerCase()] : parts
-  })
+  text
+    .replace(contraction, "")
+    .split(/[^\p{L}\p{N}]+/u)
+    .flatMap((word) => {
+      const parts = word
+        .replace(/([a-z0-9])([A-Z])/g, "$1 $2")
+        .replace(/([A-Z]+)([A-Z][a-z])/g, "$1 $2")
+        .split(" ")
+        .map((term) => term.toLowerCase())
+        .filter((term) => term !== "" && !stopWords.has(term) && !/^\d+$/.test(term))
+      return parts.length > 1 ? [...parts, word.toLowerCase()] : parts
+    })
 
 /** Porter stems, so `folders`, `listing` and `created` meet `folder`, `list` and `create`. */
 export const terms = (text: string): Array<string> => tokenize(text).map((term) => stemmer(term))
-
-/**
- * Words agents use for the same thing (and MCP's own names for them). A query term also looks for its group's
- * other words, at a lower weight than the word itself, so an exact match still ranks first.
- */
-const synonymGroups: ReadonlyArray<ReadonlyArray<string>> = [
-  ["folder", "directory", "dir"],
-  ["file", "document"],
-  ["create", "make", "new"],
-  ["delete", "remove", "forget", "erase", "drop"],
-  ["find", "search", "lookup", "query", "locate", "discover"],
-  ["show", "list", "display", "view", "print"],
-  ["get", "fetch", "retrieve", "return"],
-  ["read", "open", "load"],
-  ["write", "save", "store", "persist"],
-  ["edit", "change", "modify", "update", "patch", "alter"],
-  ["move", "rename", "relocate", "transfer", "put"],
-  ["image", "picture", "photo", "media"],
-  ["size", "big", "large", "bytes"],
-  ["info", "information", "metadata", "details", "stat", "attributes"],
-  ["time", "date", "timestamp", "modified"],
-  ["relation", "relationship", "link", "connect"],
-  ["observation", "fact", "note"],
-  ["entity", "node", "person", "people"],
-  ["compress", "gzip", "zip", "archive"],
-  ["echo", "repeat"],
-  ["sum", "add", "plus", "total", "calculate"],
-  ["environment", "env", "variables"],
-  ["long", "slow", "lengthy"],
-  ["operation", "job", "task"],
-  ["elicitation", "ask", "question", "input"],
-  ["sampling", "llm", "model", "generate", "completion"],
-  ["log", "logging"],
-  ["toggle", "switch", "turn", "enable", "disable"],
-  ["research", "investigate"],
-  ["tree", "hierarchy", "structure", "recursive", "nested"],
-  ["multiple", "several", "many", "batch", "bulk"],
-  ["allowed", "permitted", "accessible", "access"],
-  ["health", "status", "diagnose", "down"],
-  ["server", "source"],
-  ["text", "content", "contents"],
-  ["shell", "bash", "command", "terminal", "execute", "run"],
-  ["web", "url", "page", "website", "http"],
-  ["head", "first", "top", "beginning"],
-  ["tail", "last", "end"]
-]
 
 /** Stemmed term → the stemmed other words of its groups. */
 const synonyms: ReadonlyMap<string, ReadonlyArray<string>> = (() => {
@@ -110,10 +68,33 @@ const synonyms: ReadonlyMap<string, ReadonlyArray<string>> = (() => {
 })()
 
 /** A synonym counts this much of the word the agent wrote. */
-const synonymWeight = 0.5
+const synonymWeight = 0.7
 
 /** A part of a compound word the agent wrote (`run` of `dryRun`) counts this much of the whole. */
 const partWeight = 0.1
+
+/** A link: its words are a site's, the task is fetching it. */
+const urlPattern = /^(?:[a-z][a-z0-9+.-]*:\/\/|www\.)/i
+/** A file name's extension: a dot, then up to five letters or digits, at least one a letter (`.md`, `.mp3`). */
+const extensionPattern = /^[^.]+.*\.([a-z0-9]{0,4}[a-z][a-z0-9]{0,4})$/i
+
+/**
+ * What a word of the query stands for when it is not a word: a link is a URL, a glob pattern (`*.md`) finds files, a
+ * file name (`notes.txt`, `src/app.ts`) is a file of its kind, a path without one (`src/ui`, `/tmp`) a folder. Their
+ * own words (`notes`, `src`) name nothing a tool does: they count as a compound's parts.
+ */
+const standsFor = (
+  token: string
+): { readonly kind: string; readonly words: string; readonly extension?: string } | undefined => {
+  if (urlPattern.test(token)) return { kind: "url", words: "" }
+  const extension = extensionPattern.exec(token.split(/[\\/]/).pop() ?? "")?.[1]
+  if (/[*?]/.test(token) && /[\p{L}\p{N}.]/u.test(token))
+    return { kind: "glob", words: "", ...(extension === undefined ? {} : { extension }) }
+  if (extension !== undefined)
+    return { kind: "file", words: token.slice(0, token.length - extension.length - 1), extension }
+  if (/[\\/]/.test(token) && /[\p{L}\p{N}]/u.test(token)) return { kind: "folder", words: token }
+  return undefined
+}
 
 /**
  * The query as concepts, one per word the agent wrote: each a map from stemmed term to weight — 1 for the word itself
@@ -121,23 +102,48 @@ const partWeight = 0.1
  * of a concept's terms, summed over concepts: a tool whose keywords list a whole synonym group gains nothing over one
  * that matches the word once, and two words pointing at the same synonym (make, new → create) both count.
  */
-export const concepts = (query: string): ReadonlyArray<ReadonlyMap<string, number>> =>
-  query.split(/[^\p{L}\p{N}]+/u).flatMap((word) => {
-    const parts = tokenize(word)
-    if (parts.length === 0) return []
-    const whole = parts.length > 1 ? parts[parts.length - 1] : undefined
+export const concepts = (query: string): ReadonlyArray<ReadonlyMap<string, number>> => {
+  const result: Array<Map<string, number>> = []
+  const add = (whole: ReadonlyArray<string>, parts: ReadonlyArray<string>) => {
+    if (whole.length === 0 && parts.length === 0) return
     const concept = new Map<string, number>()
     const set = (term: string, weight: number) => concept.set(term, Math.max(concept.get(term) ?? 0, weight))
-    for (const part of parts) set(stemmer(part), whole === undefined || part === whole ? 1 : partWeight)
+    for (const part of parts) set(stemmer(part), partWeight)
+    for (const term of whole) set(stemmer(term), 1)
     for (const [term, weight] of [...concept]) {
       for (const other of synonyms.get(term) ?? []) set(other, weight * synonymWeight)
     }
-    return [concept]
-  })
+    result.push(concept)
+  }
+  for (const token of query.split(/\s+/)) {
+    const trimmed = token.replace(/^[\s"'`(\[{<]+|[\s"'`)\]}>,;:!?]+$/gu, "").replace(/\.$/, "")
+    const typed = standsFor(trimmed)
+    if (typed !== undefined) {
+      add([typed.kind], tokenize(typed.words))
+      if (typed.kind === "glob") add(["file"], [])
+      if (typed.extension !== undefined) add(tokenize(typed.extension), [])
+      continue
+    }
+    for (const word of trimmed.replace(contraction, "").split(/[^\p{L}\p{N}]+/u)) {
+      const parts = tokenize(word)
+      if (parts.length > 1) add([parts[parts.length - 1]!], parts.slice(0, -1))
+      else add(parts, [])
+    }
+  }
+  return result
+}
 
 const parameterNames = (schema: JsonObject): Array<string> => {
   const properties = schema.properties
   return typeof properties === "object" && properties !== null ? Object.keys(properties) : []
+}
+
+/** The name a host shows: the tool's title, or its annotations' (the older place for it). */
+const titleOf = (tool: Tool): string => {
+  const annotations = tool.annotations
+  const annotated =
+    typeof annotations === "object" && annotations !== null ? (annotations as JsonObject).title : undefined
+  return [tool.title, annotated].filter((title): title is string => typeof title === "string").join(" ")
 }
 
 /**
@@ -159,26 +165,60 @@ export const documents = (catalog: Catalog, manifest: Manifest): ReadonlyArray<S
       return {
         id: tool.name,
         name: names.join(" "),
-        title: typeof tool.title === "string" ? tool.title : "",
+        title: titleOf(tool),
         description: tool.description ?? "",
-        hint: [entry?.hint ?? "", ...keywords].join(" "),
+        hint: entry?.hint ?? "",
+        keywords: keywords.join(" "),
         params: parameterNames(tool.inputSchema).join(" ")
       }
     })
 }
 
-/** Where a synonym may match: names, titles and hints say what a tool IS; a description's side words would add noise. */
-const synonymFields = ["name", "title", "hint", "params"]
+/**
+ * Where a synonym may match: names, titles, keywords and hints say what a tool IS; a description's side words would add
+ * noise.
+ */
+const synonymFields = ["name", "title", "keywords", "hint", "params"]
+
+/**
+ * A question (`what…`, `which…`, `is…`, or a `?` at the end) asks to be told something: a tool that changes things
+ * is rarely the answer. `How do I…`, `can you…` are requests, not questions.
+ */
+export const isQuestion = (query: string): boolean => {
+  const words = query
+    .toLowerCase()
+    .replace(contraction, "")
+    .split(/[^\p{L}\p{N}]+/u)
+    .filter((word) => word !== "")
+  if (query.trim().endsWith("?")) return true
+  const [first, second] = words
+  if (first === "how") return second === undefined || !howTo.has(second)
+  return first !== undefined && interrogatives.has(first)
+}
+const interrogatives = new Set(
+  "what which who whom whose where when why is are was were do does did has have".split(" ")
+)
+const howTo = new Set("do does can could should would to".split(" "))
+
+/** What a question's score is multiplied by for a tool that says it changes things. */
+const questionToChanger = 0.5
+
+/** The tool's annotations say it changes things (readOnlyHint is not true); a tool without annotations says nothing. */
+const changesThings = (tool: Tool): boolean => {
+  const annotations = tool.annotations
+  return typeof annotations === "object" && annotations !== null && (annotations as JsonObject).readOnlyHint !== true
+}
 
 export const build = (catalog: Catalog, manifest: Manifest): Index => {
   const index = new MiniSearch<SearchDocument>({
-    fields: ["name", "title", "description", "hint", "params"],
+    fields: ["name", "title", "keywords", "description", "hint", "params"],
     idField: "id",
     tokenize: terms,
     processTerm: (term) => term,
     searchOptions: {
-      // Issue 14: name > title > description > hint; parameter names are identifiers, between title and description.
-      boost: { name: 4, title: 3, description: 1.5, hint: 1, params: 2 },
+      // Issue 14: name > title > description; a core tool's keywords are chosen words, as telling as its title; its
+      // usage hint is instructions that name other tools. Parameter names are identifiers.
+      boost: { name: 4, title: 3, keywords: 3, description: 1.5, hint: 0.5, params: 2 },
       prefix: (term) => term.length >= 3,
       fuzzy: (term) => (term.length >= 5 ? 0.2 : false),
       combineWith: "OR"
@@ -186,6 +226,7 @@ export const build = (catalog: Catalog, manifest: Manifest): Index => {
   })
   index.addAll([...documents(catalog, manifest)])
   const tools = new Map(catalog.tools.map((tool) => [tool.name, tool]))
+  const changers = new Set(catalog.tools.filter(changesThings).map((tool) => tool.name))
   return {
     hash: catalog.hash,
     search: (query, limit) => {
@@ -217,8 +258,12 @@ export const build = (catalog: Catalog, manifest: Manifest): Index => {
           matched.set(id, (matched.get(id) ?? 0) + 1)
         }
       }
-      // Like MiniSearch's own OR: a tool matching more of the agent's words ranks higher (score × concepts matched).
-      for (const [id, score] of scores) scores.set(id, score * matched.get(id)!)
+      // Like MiniSearch's own OR: a tool matching more of the agent's words ranks higher (score × concepts matched); a
+      // question demotes the tools that change things.
+      const asking = isQuestion(query)
+      for (const [id, score] of scores) {
+        scores.set(id, score * matched.get(id)! * (asking && changers.has(id) ? questionToChanger : 1))
+      }
       return (
         [...scores]
           // Equal scores come out in wire-name order, so the same query gives the same answer.

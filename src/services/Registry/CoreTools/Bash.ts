@@ -88,7 +88,24 @@ export const Bash = defineTool({
   name: "Bash",
   description:
     "Run a shell command (bash -c) in its own process group, in a directory inside the allowed roots. stdout and stderr come back interleaved, cut in the middle beyond the output budget; exit code and signal are in the structured result. The whole group is killed on timeout or cancellation (the output so far is returned). The environment is default-deny (no secrets of clawtool's), non-interactive: no TTY, stdin empty, PAGER=cat.",
-  keywords: ["shell", "bash", "command", "run", "execute", "terminal", "script", "build", "test", "git", "npm"],
+  keywords: [
+    "shell",
+    "bash",
+    "command",
+    "run",
+    "execute",
+    "terminal",
+    "script",
+    "build",
+    "compile",
+    "install",
+    "test",
+    "git",
+    "commit",
+    "npm",
+    "version",
+    "program"
+  ],
   category: "shell",
   usageHint:
     "Use for builds, tests, git and other programs; prefer Read/Grep/Glob for looking at files. Set cwd instead of `cd`. For servers, watchers or anything longer than a few minutes pass run_in_background=true, then poll BashPoll with the task_id and stop it with BashKill. Nothing you start outlives the call unless it runs in the background.",

@@ -7,7 +7,7 @@ export const BashKill = defineTool({
   name: "BashKill",
   description:
     "Stop a background Bash run: its whole process group gets SIGTERM, then SIGKILL. Returns its last output and how it ended; a run that already ended is left as it is.",
-  keywords: ["shell", "bash", "background", "kill", "stop", "terminate", "cancel", "task"],
+  keywords: ["shell", "bash", "background", "kill", "stop", "terminate", "cancel", "task", "process", "abort"],
   category: "shell",
   usageHint: "Pass the task_id Bash returned; use it for servers and watchers once they are no longer needed.",
   alwaysLoad: false,

@@ -62,7 +62,7 @@ export const BashPoll = defineTool({
   name: "BashPoll",
   description:
     "Read what a background Bash run (run_in_background) wrote since the last read, with its status: running, exited (exit code), killed or timedOut.",
-  keywords: ["shell", "bash", "background", "output", "logs", "poll", "status", "task"],
+  keywords: ["shell", "bash", "background", "output", "logs", "poll", "status", "task", "check", "progress", "running"],
   category: "shell",
   usageHint:
     "Pass the task_id Bash returned. Each call returns only the new output, so poll it while the run works; a finished run reports its exit code.",

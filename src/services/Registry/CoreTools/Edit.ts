@@ -69,7 +69,22 @@ export const Edit = defineTool({
   name: "Edit",
   description:
     "Replace an exact string in a file under the allowed roots: old_string must occur exactly once unless replace_all is true. Keeps the file's line endings and BOM, writes atomically, and returns a unified diff. The file must have been read (Read) in this session and not changed since.",
-  keywords: ["edit", "change", "modify", "replace", "update", "fix", "patch", "file", "string"],
+  keywords: [
+    "edit",
+    "change",
+    "modify",
+    "replace",
+    "update",
+    "fix",
+    "patch",
+    "file",
+    "string",
+    "typo",
+    "line",
+    "code",
+    "insert",
+    "text"
+  ],
   category: "file",
   usageHint:
     "Read the file first. Copy old_string byte for byte from the Read output (without the line-number prefix), with enough surrounding lines to be unique; set replace_all only to change every occurrence. Use Write for new files. Consecutive Edits need no re-Read.",

@@ -1,8 +1,8 @@
-import * as Crypto from "node:crypto"
 import * as NodeFs from "node:fs"
 import * as Fs from "node:fs/promises"
 import * as Path from "node:path"
 import { Effect } from "effect"
+import { writeFileAtomic } from "../../../atomicWrite.js"
 import { CallError } from "../../../domain/Errors.js"
 import type { Resolved } from "./Roots.js"
 
@@ -104,9 +104,9 @@ export const readChecked = (tool: string, resolved: Resolved, stat: NodeFs.Stats
   )
 
 /**
- * Writes `bytes` to `real` atomically: a temp file in the same (real) folder, fsync, the old file's mode, rename
- * over the target (rename replaces a symlink at the target rather than writing through it, and the real path was
- * checked). No temp file is left behind on failure.
+ * Writes `bytes` to `real` atomically (src/atomicWrite.ts: a temp file in the same real folder, fsync, rename over the
+ * target, which replaces a symlink there rather than writing through it; the real path was checked), with the old
+ * file's mode.
  */
 export const writeAtomic = (
   tool: string,
@@ -114,23 +114,11 @@ export const writeAtomic = (
   real: string,
   bytes: Uint8Array,
   mode: number | undefined
-): Effect.Effect<void, CallError> => {
-  const temp = Path.join(Path.dirname(real), `.clawtool-write-${Crypto.randomBytes(6).toString("hex")}`)
-  return Effect.tryPromise({
-    try: async () => {
-      const handle = await Fs.open(temp, "wx", mode ?? 0o666)
-      try {
-        await handle.writeFile(bytes)
-        if (mode !== undefined) await handle.chmod(mode)
-        await handle.sync()
-      } finally {
-        await handle.close()
-      }
-      await Fs.rename(temp, real)
-    },
+): Effect.Effect<void, CallError> =>
+  Effect.tryPromise({
+    try: () => writeFileAtomic(real, bytes, { mode }),
     catch: (cause) => failure(tool, display, cause)
-  }).pipe(Effect.tapError(() => Effect.promise(() => Fs.rm(temp, { force: true }).catch(() => undefined))))
-}
+  })
 
 export type LineEndings = "lf" | "crlf" | "cr" | "mixed" | "none"
 

@@ -41,7 +41,22 @@ export const Glob = defineTool({
   name: "Glob",
   description:
     "Find files by name pattern under the allowed roots (glob syntax: **, *, ?, {a,b}, [abc]), newest first. Honours .gitignore, .ignore and git excludes; hidden files only when the pattern names them. Returns paths that Read, Edit and Grep take as they are.",
-  keywords: ["glob", "find", "files", "list", "search", "names", "pattern", "directory", "folder", "ls"],
+  keywords: [
+    "glob",
+    "find",
+    "files",
+    "list",
+    "search",
+    "names",
+    "pattern",
+    "directory",
+    "folder",
+    "ls",
+    "locate",
+    "where",
+    "extension",
+    "recursive"
+  ],
   category: "file",
   usageHint:
     'Use to find files by name: "**/*.ts" for every TypeScript file, "src/**/test*" under src. A bare word matches only that exact name at the top: use "**/*config*" for a substring. Use Grep to search file contents.',

@@ -68,7 +68,25 @@ export const Grep = defineTool({
   name: "Grep",
   description:
     "Search file contents under the allowed roots with ripgrep (regular expressions; .gitignore honoured, binary files skipped). Output modes: files_with_matches (default, newest first), content (matching lines with line numbers and optional context), count.",
-  keywords: ["grep", "search", "find", "contents", "regex", "text", "code", "ripgrep", "rg", "occurrences"],
+  keywords: [
+    "grep",
+    "search",
+    "find",
+    "contents",
+    "regex",
+    "text",
+    "code",
+    "ripgrep",
+    "rg",
+    "occurrences",
+    "contain",
+    "mention",
+    "match",
+    "usage",
+    "references",
+    "word",
+    "count"
+  ],
   category: "file",
   usageHint:
     'Start with files_with_matches, then output_mode "content" with -C 2 on the files that matter. Narrow with glob ("*.ts") or type ("py"). The pattern is a regex: escape . ( [ { for literal text. Use Glob to find files by name.',

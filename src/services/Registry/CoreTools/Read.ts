@@ -217,7 +217,21 @@ export const Read = defineTool({
   name: "Read",
   description:
     "Read a file under the allowed roots: text with real line numbers (cat -n style), a range with offset/limit; images (PNG, JPEG, GIF, WebP) as image content; Jupyter notebooks as cells with their outputs; PDFs as text when pdftotext is installed. Refuses directories (use Glob), devices, FIFOs and binary files.",
-  keywords: ["read", "file", "open", "view", "show", "cat", "contents", "lines", "image", "notebook", "pdf"],
+  keywords: [
+    "read",
+    "file",
+    "open",
+    "view",
+    "show",
+    "cat",
+    "contents",
+    "lines",
+    "image",
+    "notebook",
+    "pdf",
+    "print",
+    "look"
+  ],
   category: "file",
   usageHint:
     "Pass file_path (absolute or relative to the first root). Long files come in windows of 2000 lines: follow the footer's offset= to continue, or pass offset/limit for a range. Read a file before Edit or Write changes it. Numbers before the tab are line numbers, not file content.",

@@ -107,7 +107,25 @@ export const WebFetch = defineTool({
   name: "WebFetch",
   description:
     "Fetch a web page and return it as Markdown (the article, via Readability; links absolute, tables kept) or as text (plain text, JSON, XML). Long pages come in parts (start_char). Public addresses only: private, loopback, link-local and cloud metadata addresses are refused, also behind redirects and DNS.",
-  keywords: ["web", "fetch", "url", "http", "https", "page", "download", "markdown", "docs", "read", "browse"],
+  keywords: [
+    "web",
+    "fetch",
+    "url",
+    "http",
+    "https",
+    "page",
+    "download",
+    "markdown",
+    "docs",
+    "read",
+    "browse",
+    "link",
+    "article",
+    "site",
+    "website",
+    "scrape",
+    "api"
+  ],
   category: "web",
   usageHint:
     "Pass the full URL. For a long page call again with start_char = nextStartChar. A nearly empty page is probably rendered by JavaScript; a 4xx/5xx status comes back as a result with its body. Binary content (PDF, images) is refused.",

@@ -52,7 +52,20 @@ export const WebSearch = defineTool({
   name: "WebSearch",
   description:
     "Search the web (Brave Search, or Tavily) and return ranked results: title, URL and a short snippet each. Optional domain allow and block lists.",
-  keywords: ["web", "search", "internet", "google", "query", "find", "results", "news", "docs", "lookup"],
+  keywords: [
+    "web",
+    "search",
+    "internet",
+    "google",
+    "query",
+    "find",
+    "results",
+    "news",
+    "docs",
+    "lookup",
+    "online",
+    "latest"
+  ],
   category: "web",
   usageHint:
     "Search with a few precise words, then hand the best URL to WebFetch to read the page. Restrict to trusted sites with allowed_domains. An authentication error is configuration (the API key), not something to retry.",

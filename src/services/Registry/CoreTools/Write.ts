@@ -31,7 +31,7 @@ export const Write = defineTool({
   name: "Write",
   description:
     "Create a file, or replace a whole file, under the allowed roots: missing parent folders are created, the write is atomic, the content is written exactly as given. Replacing an existing file needs a Read of its current content in this session.",
-  keywords: ["write", "create", "new", "file", "save", "overwrite", "replace"],
+  keywords: ["write", "create", "new", "file", "save", "overwrite", "replace", "output", "content"],
   category: "file",
   usageHint:
     "For new files and complete rewrites; prefer Edit to change part of a file. Read an existing file before overwriting it (refused otherwise). Give the complete content: no placeholders like '... rest unchanged'.",

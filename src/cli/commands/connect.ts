@@ -1,0 +1,50 @@
+import { Args, Command, Options } from "@effect/cli"
+import { Console, Effect } from "effect"
+import { ConnectLive } from "../../layers/Main.js"
+import { Connect, defaultDaemonUrl } from "../../services/Connect.js"
+import { ExitStatus, requireSecretsFile, secrets } from "../Shared.js"
+
+/** The daemon URL for `connect`: http(s) only, anything else is a usage error. */
+const daemonUrl = (text: string) => {
+  let url: URL | undefined
+  try {
+    url = new URL(text)
+  } catch {
+    url = undefined
+  }
+  return url !== undefined && (url.protocol === "http:" || url.protocol === "https:")
+    ? Effect.succeed(url)
+    : Effect.zipRight(
+        Console.error(`clawtool: connect expects an http:// or https:// URL, got ${JSON.stringify(text)}`),
+        Effect.fail(new ExitStatus({ code: 2 }))
+      )
+}
+
+export const connect = Command.make(
+  "connect",
+  {
+    config: Options.text("config").pipe(
+      Options.withAlias("c"),
+      Options.withPseudoName("FILE"),
+      Options.optional,
+      Options.withDescription(
+        "Only to find secrets.toml beside it (for the token); the daemon reads its own config. Default: as for serve"
+      )
+    ),
+    secrets,
+    url: Args.text({ name: "URL" }).pipe(
+      Args.withDefault(defaultDaemonUrl),
+      Args.withDescription(`The daemon's MCP endpoint (clawtool serve --listen). Default: ${defaultDaemonUrl}`)
+    )
+  },
+  (options) =>
+    Effect.gen(function* () {
+      yield* requireSecretsFile(options)
+      const url = yield* daemonUrl(options.url)
+      yield* (yield* Connect).run(url)
+    }).pipe(Effect.provide(ConnectLive(options)))
+).pipe(
+  Command.withDescription(
+    "Serve a clawtool daemon (clawtool serve --listen) to a host over stdio: relays every MCP message to its streamable-HTTP endpoint, so hosts that only spawn processes share one daemon. Sends the token CLAWTOOL_HTTP_TOKEN (secrets.toml [scopes.global], then the environment) as a bearer token. While the daemon is down it answers initialize, fails every call with an error naming the URL, and reconnects when the daemon is back. Exits when stdin closes."
+  )
+)

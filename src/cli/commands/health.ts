@@ -1,0 +1,63 @@
+import { Command } from "@effect/cli"
+import { Console, Effect, Logger, LogLevel } from "effect"
+import { isDown } from "../../domain/Health.js"
+import { HealthLive } from "../../layers/Main.js"
+import { Config } from "../../services/Config.js"
+import { Registry } from "../../services/Registry.js"
+import { catalogLine, collisionLines, healthTable } from "../../services/Registry/Text.js"
+import { Sources } from "../../services/Sources.js"
+import { warnSelectorsMatchingNothing } from "../Selectors.js"
+import { config, ExitStatus, json, requireSecretsFile, secrets, settle } from "../Shared.js"
+
+export const health = Command.make("health", { config, secrets, json }, (options) =>
+  Effect.gen(function* () {
+    const sources = yield* Sources
+    yield* settle(sources)
+    const rows = yield* sources.health
+    const catalog = yield* (yield* Registry).catalog
+    yield* warnSelectorsMatchingNothing((yield* Config).config, sources, catalog)
+    if (options.json) {
+      const keys = [
+        "name",
+        "status",
+        "reason",
+        "toolCount",
+        "package",
+        "pid",
+        "startupMs",
+        "stderrTail",
+        "restarts",
+        "lastExit",
+        "nextRetryAt",
+        "uptimeMs",
+        "stdoutGarbage"
+      ] as const
+      const out = rows.map((row) => Object.fromEntries(keys.map((key) => [key, row[key]])))
+      yield* Console.log(JSON.stringify(out, null, 2))
+      // stdout stays the array it always was; the catalog summary goes beside it, on stderr.
+      yield* Console.error(
+        [...collisionLines(catalog.collisions), catalogLine(catalog.hash, catalog.tools.length)].join("\n")
+      )
+    } else {
+      yield* Console.log(
+        [
+          healthTable(rows),
+          "",
+          ...collisionLines(catalog.collisions),
+          catalogLine(catalog.hash, catalog.tools.length)
+        ].join("\n")
+      )
+    }
+    // An idle lazy source is healthy: its catalog is known and the next request starts it. A skipped entry was warned.
+    if (rows.some(isDown)) return yield* new ExitStatus({ code: 1 })
+  }).pipe(
+    (effect) => Effect.zipRight(requireSecretsFile(options), effect),
+    Effect.provide(HealthLive(options)),
+    // The table carries every failure; per-source warnings on stderr would only repeat it.
+    Logger.withMinimumLogLevel(LogLevel.Error)
+  )
+).pipe(
+  Command.withDescription(
+    "Start every configured source (as serve does), wait until each has settled, print their health; entries of a JSON config clawtool cannot use are listed as skipped, with why. Exit 0 when all run (or are idle lazy sources, or skipped), 1 when any does not, 2 on usage or config errors."
+  )
+)

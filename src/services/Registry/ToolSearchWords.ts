@@ -1,0 +1,76 @@
+/**
+ * ToolSearch's vocabulary, in one place: the words that name no tool, and the words agents and users use for the same
+ * thing. General words only: an entry is here because the words mean the same across tools and servers, never to move
+ * one query's answer.
+ */
+
+/** Words that name no tool. */
+export const stopWords: ReadonlySet<string> = new Set(
+  (
+    "a about after all also am an and any anything are as at be been being but by can could did do does doing each " +
+    "every everything for from had has have having he her here him his how i i'm in into is it it's its just let me " +
+    "my myself of on or our please she should so some something than that that's the their them then there these " +
+    "they this those through to too us use using via was we were what what's when which while who whom why " +
+    "will with would you your"
+  ).split(" ")
+)
+
+/**
+ * Groups of words used for the same thing (MCP's own names for them included). A query word also looks for the other
+ * words of its groups, at a lower weight than the word itself, so an exact match still ranks first. Unix command names
+ * are here because people type them for the operation (`ls` a folder, `mv` a file).
+ */
+export const synonymGroups: ReadonlyArray<ReadonlyArray<string>> = [
+  ["folder", "directory", "dir", "subfolder", "subdirectory"],
+  ["file", "document"],
+  ["create", "make", "new", "mkdir", "init", "initialize"],
+  ["delete", "remove", "forget", "erase", "drop", "rm", "unlink", "clear", "purge", "discard"],
+  ["find", "search", "lookup", "query", "locate", "discover", "seek"],
+  ["show", "list", "display", "view", "print", "ls", "see"],
+  ["get", "fetch", "retrieve", "return", "obtain", "grab"],
+  ["read", "open", "load", "cat", "peek", "inspect", "examine"],
+  ["write", "save", "store", "persist", "dump"],
+  ["edit", "change", "modify", "update", "patch", "alter", "fix", "replace", "tweak", "adjust", "correct"],
+  ["move", "rename", "relocate", "transfer", "put", "mv"],
+  ["image", "picture", "photo", "media", "screenshot", "png", "jpeg", "jpg", "gif", "icon", "logo"],
+  ["audio", "sound", "music", "mp3", "wav"],
+  ["size", "big", "large", "bytes", "space"],
+  ["info", "information", "metadata", "details", "stat", "attributes", "properties"],
+  ["time", "date", "timestamp", "modified"],
+  ["relation", "relationship", "link", "connect", "associate"],
+  ["observation", "fact", "note", "remark"],
+  ["entity", "node", "person", "people", "contact", "entry", "record"],
+  ["memory", "remember", "recall", "knowledge", "memories", "memorize", "know"],
+  ["compress", "gzip", "zip", "archive", "gz", "pack"],
+  ["echo", "repeat", "parrot", "mirror"],
+  ["sum", "add", "plus", "total", "calculate", "compute", "arithmetic"],
+  ["environment", "env", "variables", "vars"],
+  ["long", "slow", "lengthy"],
+  ["operation", "job", "task"],
+  ["elicitation", "ask", "question", "input", "form"],
+  ["sampling", "llm", "model", "generate", "completion", "ai", "gpt"],
+  ["log", "logging"],
+  ["toggle", "switch", "turn", "enable", "disable", "activate", "deactivate"],
+  ["research", "investigate", "study"],
+  ["tree", "hierarchy", "structure", "recursive", "nested", "layout"],
+  ["multiple", "several", "many", "batch", "bulk"],
+  ["allowed", "permitted", "accessible", "access"],
+  ["health", "status", "diagnose", "down", "broken", "failing", "missing", "crash"],
+  ["server", "source"],
+  ["text", "content", "contents"],
+  ["shell", "bash", "command", "terminal", "execute", "run", "cli", "launch"],
+  ["web", "url", "page", "website", "http", "site", "online", "internet", "blog", "article", "endpoint"],
+  ["head", "first", "top", "beginning"],
+  ["tail", "last", "end"],
+  ["kill", "stop", "terminate", "cancel", "abort", "halt"],
+  ["build", "compile"],
+  ["occurrence", "mention", "contain", "appear", "match"],
+  ["background", "detached"],
+  ["missing", "disappeared", "gone", "vanished"],
+  ["locate", "where"],
+  ["subscription", "subscribe", "subscriber", "subscribed"],
+  ["add", "append", "insert", "attach"],
+  ["root", "workspace"],
+  ["recent", "latest", "newest"],
+  ["simulate", "fake", "mock", "dummy"]
+]
