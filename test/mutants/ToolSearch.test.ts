@@ -89,6 +89,16 @@ describe("ToolSearch.concepts for words that are not words", () => {
     assert.deepStrictEqual(kinds("Carol's 'notes"), [[["carol", 1]], [["note", 1]]], "no closing quote, no phrase")
   })
 
+  it("files listed make a task over several files; a source and a destination do not", () => {
+    const several = (query: string) =>
+      ToolSearch.concepts(query).filter((concept) => concept.get("multipl") === 1).length
+    assert.strictEqual(several("compare a.txt and b.txt"), 1)
+    assert.strictEqual(several("open a.txt, b.txt and c.txt"), 1, "once however many")
+    assert.strictEqual(several("diff a.txt & b.txt"), 1)
+    assert.strictEqual(several("rename a.txt to b.txt"), 0)
+    assert.strictEqual(several("read a.txt"), 0)
+  })
+
   it("the name's own words count as a compound's parts", () => {
     const [, file] = ToolSearch.concepts("open notes.txt")
     assert.strictEqual(file!.get("note"), 0.1)

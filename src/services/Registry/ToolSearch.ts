@@ -162,9 +162,21 @@ export const concepts = (query: string): ReadonlyArray<ReadonlyMap<string, numbe
     add(["text"], tokenize(phrase))
     return " "
   })
+  // The words since the last file name, once there is one.
+  let between: Array<string> | undefined
+  let listed = false
   for (const token of unquoted.split(/\s+/)) {
     const trimmed = token.replace(/^[\s"'`(\[{<]+|[\s"'`)\]}>,;:!?]+$/gu, "").replace(/\.$/, "")
     const typed = standsFor(trimmed)
+    // Files listed (`a.txt and b.txt`, `a.txt, b.txt`), not a source and a destination (`a.txt to b.txt`), make the
+    // task one over several files.
+    if (typed?.kind === "file") {
+      if (!listed && between !== undefined && /^(?:,|,?and|&)?$/.test(between.join(""))) {
+        listed = true
+        add(["multiple"], [])
+      }
+      between = token.endsWith(",") ? [","] : []
+    } else between?.push(trimmed.toLowerCase())
     if (typed !== undefined) {
       add([typed.kind], tokenize(typed.words))
       if (typed.kind === "glob") add(["file"], [])
