@@ -286,16 +286,21 @@ export const build = (catalog: Catalog, manifest: Manifest): Index => {
   index.addAll([...documents(catalog, manifest)])
   const tools = new Map(catalog.tools.map((tool) => [tool.name, tool]))
   const changers = new Set(catalog.tools.filter(changesThings).map((tool) => tool.name))
-  // What each tool acts on, by its own name (not the instance's: `memory__…` names no memory) and its title.
+  // What each tool acts on, by its own name (not the instance's: `memory__…` names no memory) and its title; read when
+  // a query first scores the tool, so indexing a large catalog pays nothing for it.
   const byWire = new Map(catalog.entries.map((entry) => [entry.wire, entry]))
   const seen = new Map<string, ReadonlyArray<string>>()
-  const actsOn = new Map(
-    catalog.tools.map((tool) => {
-      const entry = byWire.get(tool.name)
-      const own = entry === undefined || entry.kind === "core" ? tool.name : entry.original
-      return [tool.name, objectsNamed(`${own} ${titleOf(tool)}`, seen)]
-    })
-  )
+  const actsOn = new Map<string, ReadonlySet<string>>()
+  const objectsOf = (name: string): ReadonlySet<string> => {
+    let objects = actsOn.get(name)
+    if (objects === undefined) {
+      const entry = byWire.get(name)
+      const tool = tools.get(name)
+      const own = entry === undefined || entry.kind === "core" ? name : entry.original
+      actsOn.set(name, (objects = objectsNamed(`${own} ${tool === undefined ? "" : titleOf(tool)}`, seen)))
+    }
+    return objects
+  }
   return {
     hash: catalog.hash,
     search: (query, limit) => {
@@ -332,7 +337,7 @@ export const build = (catalog: Catalog, manifest: Manifest): Index => {
       const asking = isQuestion(query)
       const named = [...objectsNamed(query.replace(quotedPhrase, " "))]
       for (const [id, score] of scores) {
-        const objects = actsOn.get(id)
+        const objects = named.length === 0 ? undefined : objectsOf(id)
         const same = objects === undefined ? 0 : named.filter((kind) => objects.has(kind)).length
         scores.set(
           id,
