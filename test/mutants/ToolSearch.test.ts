@@ -76,6 +76,29 @@ describe("ToolSearch.concepts for words that are not words", () => {
     )
   })
 
+  it("a quoted phrase is a value: it stands for text, its words count as parts", () => {
+    assert.deepStrictEqual(kinds("grep the logs for 'connection refused'"), [
+      [["text", 1]],
+      [["grep", 1]],
+      [["log", 1]]
+    ])
+    const [phrase] = ToolSearch.concepts("find “parse config” in src")
+    assert.strictEqual(phrase!.get("text"), 1)
+    assert.strictEqual(phrase!.get("pars"), 0.1)
+    assert.strictEqual(phrase!.get("config"), 0.1)
+    assert.deepStrictEqual(kinds("Carol's 'notes"), [[["carol", 1]], [["note", 1]]], "no closing quote, no phrase")
+  })
+
+  it("files listed make a task over several files; a source and a destination do not", () => {
+    const several = (query: string) =>
+      ToolSearch.concepts(query).filter((concept) => concept.get("multipl") === 1).length
+    assert.strictEqual(several("compare a.txt and b.txt"), 1)
+    assert.strictEqual(several("open a.txt, b.txt and c.txt"), 1, "once however many")
+    assert.strictEqual(several("diff a.txt & b.txt"), 1)
+    assert.strictEqual(several("rename a.txt to b.txt"), 0)
+    assert.strictEqual(several("read a.txt"), 0)
+  })
+
   it("the name's own words count as a compound's parts", () => {
     const [, file] = ToolSearch.concepts("open notes.txt")
     assert.strictEqual(file!.get("note"), 0.1)
@@ -264,6 +287,40 @@ describe("ToolSearch.build", () => {
     const [looked, plain, changed] = index.search("which widget records", 10)
     assert.strictEqual(looked!.score, plain!.score)
     assert.closeTo(changed!.score, looked!.score * 0.5, 0.001, "half the score")
+  })
+
+  it("the kinds of thing a query names raise the tools whose own name or title names them, half the score per kind", () => {
+    assert.deepStrictEqual(
+      [...ToolSearch.objectsNamed("remove the friendship between two people")],
+      ["relation", "entity"]
+    )
+    assert.deepStrictEqual([...ToolSearch.objectsNamed("read_text_file")], ["file"])
+    const catalog = Catalog.build({
+      manifest,
+      sources: [
+        {
+          instance: "memory",
+          tools: [
+            tool("delete_entities", "Delete items from the store"),
+            tool("delete_relations", "Delete items from the store"),
+            tool("zz_b", "", {}, { title: "Zebra relations" }),
+            tool("zz_a", "", {}, { title: "Zebra entities" })
+          ]
+        }
+      ],
+      toolConfig: {},
+      budget: 64
+    })
+    const index = ToolSearch.build(catalog, manifest)
+    const [relations, entities] = index.search("delete the friendship", 2)
+    assert.strictEqual(relations!.name, "memory__delete_relations")
+    assert.strictEqual(entities!.name, "memory__delete_entities")
+    assert.closeTo(relations!.score, entities!.score * 1.5, 0.001)
+    assert.deepStrictEqual(
+      index.search("zebra friendship", 2).map((hit) => hit.name),
+      ["memory__zz_b", "memory__zz_a"],
+      "a title names what the tool acts on"
+    )
   })
 
   it("a hit carries the tool's description and input schema; better matches rank higher", () => {

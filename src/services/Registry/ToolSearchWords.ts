@@ -72,5 +72,47 @@ export const synonymGroups: ReadonlyArray<ReadonlyArray<string>> = [
   ["add", "append", "insert", "attach"],
   ["root", "workspace"],
   ["recent", "latest", "newest"],
-  ["simulate", "fake", "mock", "dummy"]
+  ["simulate", "fake", "mock", "dummy"],
+  // Programs people run from a shell, named for the task (`npm install`, `make`, `docker build`).
+  [
+    "program",
+    "git",
+    "npm",
+    "npx",
+    "yarn",
+    "pnpm",
+    "pip",
+    "cargo",
+    "make",
+    "cmake",
+    "gradle",
+    "mvn",
+    "docker",
+    "kubectl",
+    "eslint",
+    "prettier",
+    "pytest",
+    "jest",
+    "vitest",
+    "tsc",
+    "gcc"
+  ]
 ]
+
+/**
+ * What a tool acts on, read from its name and title: tool names are mostly verb and object (`create_entities`,
+ * `read_text_file`, `list_directory`), and the object is what tells a family's tools apart. Each group lists the words
+ * users say for one kind of thing; a query naming a thing its name names ranks the tool above those that only share
+ * other words with the query (ToolSearch.ts, `objectWeight`).
+ */
+export const objectGroups: Readonly<Record<string, ReadonlyArray<string>>> = {
+  file: ["file", "files", "document"],
+  folder: ["folder", "directory", "directories", "dir", "subfolder", "subdirectory"],
+  entity: ["entity", "entities", "node", "person", "people", "contact", "entry", "record"],
+  relation: ["relation", "relationship", "connection", "link", "friendship"],
+  observation: ["observation", "fact", "note", "detail"],
+  graph: ["graph", "memory", "knowledge"],
+  web: ["web", "url", "page", "website", "site", "internet", "online"],
+  command: ["command", "process", "shell", "bash", "script"],
+  media: ["media", "image", "picture", "photo", "screenshot", "audio", "song", "video"]
+}
