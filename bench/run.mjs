@@ -241,6 +241,7 @@ const callsAfterStart = async (args, tool, label, env) => {
   try {
     await listTools(conn.client)
     const latencies = []
+    const cpuBefore = cpuMsOf(conn.pid)
     while (performance.now() - conn.started < plan.firstcalls.windowMs) {
       const started = performance.now()
       const result = await callEcho(conn.client, tool)
@@ -248,7 +249,7 @@ const callsAfterStart = async (args, tool, label, env) => {
       if (result.content?.[0]?.text !== "hello")
         throw new Error(`${label}: unexpected result ${JSON.stringify(result)}`)
     }
-    return { latencies, memory: memoryOf(conn.pid) }
+    return { latencies, cpuMs: cpuMsOf(conn.pid) - cpuBefore, memory: memoryOf(conn.pid) }
   } finally {
     await conn.close()
   }
@@ -279,6 +280,11 @@ const firstCalls = async () => {
       p50Ms: round(median(latencies), 3),
       p99Ms: round(percentile(latencies, 99), 3),
       calls: latencies.length,
+      // CPU of the process the client talks to, as in section 1: it moves less than wall time on a busy machine.
+      cpuUsPerCall:
+        latencies.length === 0
+          ? null
+          : Math.round((1000 * path.reduce((sum, run) => sum + run.cpuMs, 0)) / latencies.length),
       // Per run: p50 (null when start-up took the whole window) and how many calls fit.
       runs: path.map((run) => ({ p50Ms: round(median(run.latencies), 3), calls: run.latencies.length }))
     }
@@ -296,7 +302,7 @@ const firstCalls = async () => {
     }
   }
   log(
-    `  p50 ${direct.p50Ms} -> ${clawtool.p50Ms} ms (x${out.clawtool.latencyRatioP50}), ${clawtool.calls} calls in ${p.runs} runs; clawtool peak RSS ${out.clawtool.peakRssMb} MB`
+    `  p50 ${direct.p50Ms} -> ${clawtool.p50Ms} ms (x${out.clawtool.latencyRatioP50}), CPU ${direct.cpuUsPerCall} -> ${clawtool.cpuUsPerCall} µs/call, ${clawtool.calls} calls in ${p.runs} runs; clawtool peak RSS ${out.clawtool.peakRssMb} MB`
   )
   return out
 }
@@ -968,15 +974,24 @@ const print = (results) => {
         "calls in the first 2 s after start (echo, c=1)",
         "p50 / p99 ms",
         "ratio p50",
+        "CPU µs/call",
         "calls",
         "per run: p50 ms (calls)"
       ],
       [
-        ["sdk-echo child, direct", `${f.direct.p50Ms} / ${f.direct.p99Ms}`, "", f.direct.calls, perRun(f.direct)],
+        [
+          "sdk-echo child, direct",
+          `${f.direct.p50Ms} / ${f.direct.p99Ms}`,
+          "",
+          f.direct.cpuUsPerCall,
+          f.direct.calls,
+          perRun(f.direct)
+        ],
         [
           `  via clawtool (peak RSS ${f.clawtool.peakRssMb} MB)`,
           `${f.clawtool.p50Ms} / ${f.clawtool.p99Ms}`,
           f.clawtool.latencyRatioP50,
+          f.clawtool.cpuUsPerCall,
           f.clawtool.calls,
           perRun(f.clawtool)
         ]
