@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // run.mjs: clawtool's benchmark harness (issue 7). `npm run bench` builds dist/ and runs this; see bench/README.md.
-//   node bench/run.mjs [--quick] [--only overhead,startup,coldstart,catalog,memory,steadiness,warmstart,lazy,remote]
+//   node bench/run.mjs [--quick]
+//                      [--only overhead,firstcalls,startup,coldstart,catalog,memory,steadiness,warmstart,lazy,remote]
 //                      [--out FILE] [--merge]
 // --merge keeps the sections of FILE that this run does not measure (each section records when it was measured).
 // Every figure is measured in this one run, on this machine, next to its direct-path baseline; the ratios are what
@@ -49,7 +50,9 @@ const value = (name) => {
 }
 const quick = flag("--quick")
 const only = new Set(
-  (value("--only") ?? "overhead,startup,coldstart,catalog,memory,steadiness,warmstart,lazy,remote").split(",")
+  (value("--only") ?? "overhead,firstcalls,startup,coldstart,catalog,memory,steadiness,warmstart,lazy,remote").split(
+    ","
+  )
 )
 const merge = flag("--merge")
 const outFile = Path.resolve(value("--out") ?? Path.join(root, "bench", "results.json"))
@@ -63,6 +66,8 @@ const plan = {
     concurrent: scale(4000),
     concurrency: 32
   },
+  // windowMs: from the spawn; a host calls within it (Claude Code lists, and often calls, within a second).
+  firstcalls: { runs: quick ? 2 : 5, windowMs: 2000 },
   startup: { runs: quick ? 1 : 3, sources: 20, initDelayMs: 1000 },
   coldstart: { runs: quick ? 2 : 5 },
   catalog: { tools: 10_000, lists: quick ? 3 : 10, builds: quick ? 2 : 5 },
@@ -223,6 +228,82 @@ const overhead = async () => {
         `${row.direct.throughputRps} -> ${row.clawtool.throughputRps} calls/s (sdk relay ${row.sdkRelay.throughputRps}, line relay ${row.lineRelay.p50Ms} ms ${row.lineRelay.throughputRps} calls/s)`
     )
   }
+  return out
+}
+
+// ---------------------------------------------------------------------------------------------------------------------
+// 1b. Calls in the first 2 s after start: what a host calling soon after it connected sees (V8 still warming up, and
+// clawtool's start-up settings, ADR 027), against the same child started fresh and called directly
+
+/** Spawn, initialize, tools/list, then sequential calls until `windowMs` after the spawn: their latencies, in ms. */
+const callsAfterStart = async (args, tool, label, env) => {
+  const conn = await open(args, label, env)
+  try {
+    await listTools(conn.client)
+    const latencies = []
+    const cpuBefore = cpuMsOf(conn.pid)
+    while (performance.now() - conn.started < plan.firstcalls.windowMs) {
+      const started = performance.now()
+      const result = await callEcho(conn.client, tool)
+      latencies.push(performance.now() - started)
+      if (result.content?.[0]?.text !== "hello")
+        throw new Error(`${label}: unexpected result ${JSON.stringify(result)}`)
+    }
+    return { latencies, cpuMs: cpuMsOf(conn.pid) - cpuBefore, memory: memoryOf(conn.pid) }
+  } finally {
+    await conn.close()
+  }
+}
+
+const firstCalls = async () => {
+  const p = plan.firstcalls
+  // clawtool as at every start after the first: with the bin's code cache, filled by one run that listed and called.
+  // Its persisted catalog is removed before each run, so that tools/list waits for the child as the direct path's
+  // initialize does, and the first call finds it running.
+  const env = { CLAWTOOL_CACHE_DIR: freshCacheDir() }
+  const withoutCatalog = () => {
+    for (const name of readdirSync(env.CLAWTOOL_CACHE_DIR))
+      if (name.startsWith("catalog-")) rmSync(Path.join(env.CLAWTOOL_CACHE_DIR, name), { force: true })
+  }
+  const args = clawtoolArgs(Bundle.variants.dist, { echo: [echoServer] })
+  await callsAfterStart(args, "echo__echo", "first calls (filling the code cache)", env)
+  const runs = { direct: [], clawtool: [] }
+  for (let r = 0; r < p.runs; r++) {
+    // Round robin, so both see the same machine load.
+    runs.direct.push(await callsAfterStart([echoServer], "echo", "first calls direct", {}))
+    withoutCatalog()
+    runs.clawtool.push(await callsAfterStart(args, "echo__echo", "first calls via clawtool", env))
+  }
+  const summary = (path) => {
+    const latencies = path.flatMap((run) => run.latencies)
+    return {
+      p50Ms: round(median(latencies), 3),
+      p99Ms: round(percentile(latencies, 99), 3),
+      calls: latencies.length,
+      // CPU of the process the client talks to, as in section 1: it moves less than wall time on a busy machine.
+      cpuUsPerCall:
+        latencies.length === 0
+          ? null
+          : Math.round((1000 * path.reduce((sum, run) => sum + run.cpuMs, 0)) / latencies.length),
+      // Per run: p50 (null when start-up took the whole window) and how many calls fit.
+      runs: path.map((run) => ({ p50Ms: round(median(run.latencies), 3), calls: run.latencies.length }))
+    }
+  }
+  const direct = summary(runs.direct)
+  const clawtool = summary(runs.clawtool)
+  const out = {
+    plan: p,
+    direct,
+    clawtool: {
+      ...clawtool,
+      latencyRatioP50: clawtool.p50Ms === null ? null : round(clawtool.p50Ms / direct.p50Ms),
+      // What optimising the first calls costs in memory (no call at all: section 8).
+      peakRssMb: median(runs.clawtool.map((run) => run.memory.peakRssMb))
+    }
+  }
+  log(
+    `  p50 ${direct.p50Ms} -> ${clawtool.p50Ms} ms (x${out.clawtool.latencyRatioP50}), CPU ${direct.cpuUsPerCall} -> ${clawtool.cpuUsPerCall} µs/call, ${clawtool.calls} calls in ${p.runs} runs; clawtool peak RSS ${out.clawtool.peakRssMb} MB`
+  )
   return out
 }
 
@@ -713,6 +794,7 @@ const main = async () => {
 
   const sections = [
     ["overhead", "1. call overhead", () => overhead()],
+    ["firstcalls", "1b. calls in the first 2 s after start", () => firstCalls()],
     ["startup", "2. start-up, 20 sources x 1 s initialize", () => startup(variants)],
     ["coldstart", "3. cold start", () => coldstart(variants)],
     ["catalog", "4. catalog of 10,000 tools", () => catalog()],
@@ -882,6 +964,38 @@ const print = (results) => {
     lines.push(
       "CPU µs/call: of the process the client talks to (the child when direct, else the relay, not its child)",
       ""
+    )
+  }
+  if (results.firstcalls) {
+    const f = results.firstcalls
+    const perRun = (path) => path.runs.map((run) => `${run.p50Ms ?? "–"} (${run.calls})`).join(" ")
+    table(
+      [
+        "calls in the first 2 s after start (echo, c=1)",
+        "p50 / p99 ms",
+        "ratio p50",
+        "CPU µs/call",
+        "calls",
+        "per run: p50 ms (calls)"
+      ],
+      [
+        [
+          "sdk-echo child, direct",
+          `${f.direct.p50Ms} / ${f.direct.p99Ms}`,
+          "",
+          f.direct.cpuUsPerCall,
+          f.direct.calls,
+          perRun(f.direct)
+        ],
+        [
+          `  via clawtool (peak RSS ${f.clawtool.peakRssMb} MB)`,
+          `${f.clawtool.p50Ms} / ${f.clawtool.p99Ms}`,
+          f.clawtool.latencyRatioP50,
+          f.clawtool.cpuUsPerCall,
+          f.clawtool.calls,
+          perRun(f.clawtool)
+        ]
+      ]
     )
   }
   if (results.startup) {

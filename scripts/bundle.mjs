@@ -250,9 +250,9 @@ await Promise.all(
 )
 
 /**
- * The bin: src/launcher.ts, bundled alone (src/heap.ts first, then the loader). With splitting, esbuild orders a
- * module's imports of shared chunks as it likes and every chunk is evaluated before the module's own code: src/heap.ts
- * must run before Effect, the SDK and zod are evaluated, the young generation still at its initial size (ADR 008).
+ * The bin: src/launcher.ts, bundled alone (V8's flags first, src/heap.ts, then the loader). With splitting, esbuild
+ * orders a module's imports of shared chunks as it likes and every chunk is evaluated before the module's own code: the
+ * flags must be set before Effect, the SDK and zod are evaluated, the young generation still at its initial size (ADR 008).
  */
 await esbuild.build({
   entryPoints: [Path.join(root, "src", "launcher.ts")],

@@ -3,7 +3,7 @@
 // V8's code cache, so that V8 neither parses nor compiles the start path again once a first run has cached it.
 // Node 20 caches no ES module and no CommonJS module of its own accord (module.enableCompileCache is Node 22): this
 // file is a small CommonJS loader over vm.Script's cachedData. See docs/decisions/027-code-cache.md.
-import { withStartupFlags } from "./heap.js"
+import { setStartupFlags, withStartupFlags } from "./heap.js"
 import { createHash } from "node:crypto"
 import * as fs from "node:fs"
 import { createRequire } from "node:module"
@@ -12,6 +12,8 @@ import { fileURLToPath } from "node:url"
 import * as vm from "node:vm"
 import { writeFileAtomicSync } from "./atomicWrite.js"
 import { codeCacheDir } from "./paths.js"
+
+setStartupFlags()
 
 const here = path.dirname(fileURLToPath(import.meta.url))
 const entry = path.join(here, "clawtool.cjs")

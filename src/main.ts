@@ -1,7 +1,6 @@
 #!/usr/bin/env node
 // Deep paths, not the barrels: @effect/platform-node's barrel loads cluster, RPC, SQL and undici, @effect/cli's loads
 // the YAML/TOML/INI config-file readers; none of it is used here (docs/decisions/008-bundled-bin.md).
-import "./heap.js"
 import * as ValidationError from "@effect/cli/ValidationError"
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"

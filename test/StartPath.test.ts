@@ -1,11 +1,15 @@
 // What `clawtool` loads before it can answer a host (ADR 017): the bin's static import graph — dist/main.js and the
 // shared chunks it imports — must not hold what only some commands, configs or tool calls use. Each file's source map
 // names the modules bundled into it, so this reads exactly what Node parses and evaluates at start-up.
+import { Client } from "@modelcontextprotocol/sdk/client/index.js"
+import { getDefaultEnvironment, StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
+import { CallToolResultSchema } from "@modelcontextprotocol/sdk/types.js"
 import { assert, beforeAll, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { ensureBuilt, freshCacheDir, main, runCli, serveClient, writeConfig } from "./lib/cli.js"
+import { root, tempDir } from "./lib/sources.js"
 
 beforeAll(ensureBuilt, 120_000)
 
@@ -225,5 +229,84 @@ describe("the bin's code cache", () => {
         yield* Effect.sleep(300) // the process exits after the client closed
         for (const [file, stat] of codeFiles(cache)) assert.strictEqual(stat.mtimeMs, written.get(file)?.mtimeMs, file)
       })
+  )
+})
+
+// TurboFan's start-up pause (src/heap.ts, ADR 027): the handshake and the lists run unoptimised; the host's first
+// tools/call ends the pause, on the relay as on the SDK path. The probe (test/fixtures/heap-probe.cjs) starts serve
+// paused with no 2 s timer, so nothing but the Gateway can end it, however slow the machine.
+describe("TurboFan's start-up pause", () => {
+  const probe = path.join(root, "test/fixtures/heap-probe.cjs")
+  const tiny = path.join(root, "test/fixtures/tiny-server.mjs")
+
+  /** `clawtool serve` over one tiny-server source with the probe preloaded; `paused` asks the probe. */
+  const probedServe = Effect.gen(function* () {
+    const dir = yield* Effect.acquireRelease(
+      Effect.sync(() => tempDir("clawtool-heap-")),
+      (dir) => Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true }))
+    )
+    const config = path.join(dir, "config.toml")
+    fs.writeFileSync(config, `[sources.tiny]\ncommand = ${JSON.stringify([process.execPath, tiny])}\n`)
+    const transport = new StdioClientTransport({
+      command: process.execPath,
+      args: [main, "serve", "--config", config],
+      cwd: root,
+      env: {
+        ...getDefaultEnvironment(),
+        CLAWTOOL_CACHE_DIR: path.join(dir, "cache"),
+        NODE_OPTIONS: `--require ${JSON.stringify(probe)}`
+      },
+      stderr: "pipe"
+    })
+    let stderr = ""
+    transport.stderr?.on("data", (chunk: Buffer) => {
+      stderr += chunk.toString("utf8")
+    })
+    const client = yield* Effect.acquireRelease(
+      Effect.promise(async () => {
+        const client = new Client({ name: "e2e-host", version: "1.0.0" })
+        await client.connect(transport)
+        return client
+      }),
+      (client) => Effect.promise(() => client.close())
+    )
+    const answers = () => [...stderr.matchAll(/^heap-probe (.*)\n/gm)].map((match) => JSON.parse(match[1]!))
+    const paused = Effect.gen(function* () {
+      const before = answers().length
+      process.kill(transport.pid!, "SIGUSR2")
+      while (answers().length === before) yield* Effect.sleep("20 millis")
+      return answers().at(-1).paused as boolean
+    }).pipe(Effect.timeout("10 seconds"))
+    return { client, paused }
+  })
+
+  it.scopedLive("holds through the handshake and tools/list; the host's first tools/call, relayed, ends it", () =>
+    Effect.gen(function* () {
+      const { client, paused } = yield* probedServe
+      const { tools } = yield* Effect.promise(() => client.listTools())
+      assert.include(
+        tools.map((tool) => tool.name),
+        "tiny__echo"
+      )
+      assert.isTrue(yield* paused, "still paused after initialize and tools/list")
+      const result = yield* Effect.promise(() => client.callTool({ name: "tiny__echo", arguments: { text: "hi" } }))
+      assert.deepStrictEqual(result.content, [{ type: "text", text: "echo:hi" }])
+      assert.isFalse(yield* paused, "resumed by the first call")
+    })
+  )
+
+  it.scopedLive("a first tools/call on the SDK path (progress asked) ends it too", () =>
+    Effect.gen(function* () {
+      const { client, paused } = yield* probedServe
+      yield* Effect.promise(() => client.listTools())
+      assert.isTrue(yield* paused, "still paused after initialize and tools/list")
+      const result = yield* Effect.promise(() =>
+        client.callTool({ name: "tiny__echo", arguments: { text: "hi" } }, CallToolResultSchema, {
+          onprogress: () => {}
+        })
+      )
+      assert.deepStrictEqual(result.content, [{ type: "text", text: "echo:hi" }])
+      assert.isFalse(yield* paused, "resumed by the first call")
+    })
   )
 })

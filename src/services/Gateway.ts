@@ -17,6 +17,7 @@ import { ConfigChain, recursionRefusal } from "../domain/Environment.js"
 import { CurrentLimits } from "../domain/Limits.js"
 import type { JsonObject } from "../domain/Mcp.js"
 import { isJsonObject, RpcError } from "../domain/Surface.js"
+import { resumeOptimiser } from "../heap.js"
 import { Cancels } from "../transport/Cancels.js"
 import { type HandlerExtra, type RawHandler, serverInternals } from "../transport/Sdk.js"
 import { jsonRpcError, noTimeout, peerMessage } from "../transport/SdkShape.js"
@@ -207,6 +208,7 @@ export class Gateway extends Effect.Service<Gateway>()("clawtool/Gateway", {
 
         /** tools/call on the SDK path: what CallPlan sends here (progress, task, trace context, failures to explain). */
         const callTool: RawHandler = (request, extra) => {
+          resumeOptimiser() // the host's first call ends the start-up (src/heap.ts)
           const parsed = CallPlan.parse(request.params)
           if (!parsed.ok) return Promise.reject(invalidParams(parsed.invalid))
           const { name, arguments: args, task, meta } = parsed.call

@@ -1,5 +1,6 @@
 import { Either } from "effect"
 import * as CallPlan from "../../domain/CallPlan.js"
+import { resumeOptimiser } from "../../heap.js"
 import type { Cancels } from "../../transport/Cancels.js"
 import type { StdioServerTransport } from "../../transport/StdioServerTransport.js"
 import type { Registry } from "../Registry.js"
@@ -32,6 +33,7 @@ export const intercept = (options: {
     const plan = CallPlan.forHost(message, context)
     if (!plan.relay) return false
     const { id, call } = plan
+    resumeOptimiser() // the host's first call ends the start-up (src/heap.ts)
     // Reserved before relayCall, so the id counts as in flight even if the answer came back at once.
     cancels.set(id, reserved)
     const cancel = registry.relayCall(call.name, { arguments: call.arguments, _meta: call.meta }, (outcome) => {
