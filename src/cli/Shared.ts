@@ -1,10 +1,11 @@
 import { Options } from "@effect/cli"
-import { Console, Data, Effect, Either, Option, Schedule } from "effect"
+import { Console, Data, Effect, Either, Logger, LogLevel, Option, Schedule } from "effect"
 import * as Fs from "node:fs"
 import * as Path from "node:path"
 import type { ClawtoolConfig } from "../domain/Config.js"
 import { ConfigError } from "../domain/Errors.js"
 import type { Choices } from "../domain/Suggest.js"
+import { HealthLive, type Location } from "../layers/Main.js"
 import { ProcessEnv, resolveConfigPaths } from "../services/Config.js"
 import type { Sources } from "../services/Sources.js"
 import { commitConfig, EditError, readConfigText, validateConfigText } from "./ConfigEdit.js"
@@ -52,6 +53,18 @@ export const requireSecretsFile = (options: { readonly secrets: Option.Option<st
             })
           )
   })
+
+/**
+ * A command that starts every source first (health, tools list/export/enable/disable): the `--secrets` check, then
+ * HealthLive; only errors are logged, since what the command prints carries every source's failure.
+ */
+export const withStartedSources =
+  (options: Location) =>
+  <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+    Effect.zipRight(requireSecretsFile(options), effect).pipe(
+      Effect.provide(HealthLive(options)),
+      Logger.withMinimumLogLevel(LogLevel.Error)
+    )
 
 /** An EditError is a usage error: say why on stderr and exit 2 (nothing was written). */
 export const reportEdit = <A, E, R>(effect: Effect.Effect<A, E | EditError, R>) =>

@@ -1,13 +1,12 @@
 import { Command } from "@effect/cli"
-import { Console, Effect, Logger, LogLevel } from "effect"
+import { Console, Effect } from "effect"
 import { isDown } from "../../domain/Health.js"
-import { HealthLive } from "../../layers/Main.js"
 import { Config } from "../../services/Config.js"
 import { Registry } from "../../services/Registry.js"
 import { catalogLine, collisionLines, healthTable } from "../../services/Registry/Text.js"
 import { Sources } from "../../services/Sources.js"
 import { warnSelectorsMatchingNothing } from "../Selectors.js"
-import { config, ExitStatus, json, requireSecretsFile, secrets, settle } from "../Shared.js"
+import { config, ExitStatus, json, secrets, settle, withStartedSources } from "../Shared.js"
 
 export const health = Command.make("health", { config, secrets, json }, (options) =>
   Effect.gen(function* () {
@@ -50,12 +49,7 @@ export const health = Command.make("health", { config, secrets, json }, (options
     }
     // An idle lazy source is healthy: its catalog is known and the next request starts it. A skipped entry was warned.
     if (rows.some(isDown)) return yield* new ExitStatus({ code: 1 })
-  }).pipe(
-    (effect) => Effect.zipRight(requireSecretsFile(options), effect),
-    Effect.provide(HealthLive(options)),
-    // The table carries every failure; per-source warnings on stderr would only repeat it.
-    Logger.withMinimumLogLevel(LogLevel.Error)
-  )
+  }).pipe(withStartedSources(options))
 ).pipe(
   Command.withDescription(
     "Start every configured source (as serve does), wait until each has settled, print their health; entries of a JSON config clawtool cannot use are listed as skipped, with why. Exit 0 when all run (or are idle lazy sources, or skipped), 1 when any does not, 2 on usage or config errors."

@@ -1,8 +1,7 @@
 import { Args, Command, Options } from "@effect/cli"
-import { Console, Effect, Logger, LogLevel, Option } from "effect"
+import { Console, Effect, Option } from "effect"
 import * as Path from "node:path"
 import { isDown } from "../../domain/Health.js"
-import { HealthLive } from "../../layers/Main.js"
 import { Config } from "../../services/Config.js"
 import { Registry } from "../../services/Registry.js"
 import type { Catalog } from "../../services/Registry/CatalogTypes.js"
@@ -18,9 +17,9 @@ import {
   ExitStatus,
   json,
   reportEdit,
-  requireSecretsFile,
   secrets,
-  settle
+  settle,
+  withStartedSources
 } from "../Shared.js"
 
 /**
@@ -114,11 +113,7 @@ const toolsList = Command.make("list", { config, secrets, json }, (options) =>
       )
     }
     yield* Console.log(toolsTable(catalog))
-  }).pipe(
-    (effect) => Effect.zipRight(requireSecretsFile(options), effect),
-    Effect.provide(HealthLive(options)),
-    Logger.withMinimumLogLevel(LogLevel.Error)
-  )
+  }).pipe(withStartedSources(options))
 ).pipe(
   Command.withDescription(
     "Start every source, then list every tool: wire name, origin (instance.original name), enabled and by which rule, alwaysLoad, hint, estimated schema tokens; totals and the catalog hash at the end."
@@ -164,11 +159,7 @@ const exportTypeScript = Command.make("export-typescript", { config, secrets, ou
       `${files.length} files in ${dir}: ${report.written.length} written, ${report.unchanged.length} unchanged, ${report.removed.length} removed (catalog sha256:${catalog.hash})`
     ]
     yield* Console.log(lines.join("\n"))
-  }).pipe(
-    (effect) => Effect.zipRight(requireSecretsFile(options), effect),
-    Effect.provide(HealthLive(options)),
-    Logger.withMinimumLogLevel(LogLevel.Error)
-  )
+  }).pipe(withStartedSources(options))
 ).pipe(
   Command.withDescription(
     "Start every source, then write TypeScript stubs for code-mode hosts: <Name>.ts per core tool, <instance>/<tool>.ts per source tool, index.ts barrels; types from the tools' JSON Schemas. Removes stubs it generated for tools that are gone. Exit 0 ok, 1 on failure (or drift with --check), 2 on usage errors."
@@ -197,12 +188,7 @@ const toolsToggle = (enabled: boolean) =>
         Manage.setToolEnabled(text, Object.keys(current.tools), options.selector, enabled)
       )
       yield* Console.log(`${enabled ? "enabled" : "disabled"} ${options.selector} in ${file}`)
-    }).pipe(
-      (effect) => Effect.zipRight(requireSecretsFile(options), effect),
-      Effect.provide(HealthLive(options)),
-      Logger.withMinimumLogLevel(LogLevel.Error),
-      reportEdit
-    )
+    }).pipe(withStartedSources(options), reportEdit)
   ).pipe(
     Command.withDescription(
       enabled
