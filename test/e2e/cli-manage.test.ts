@@ -2,7 +2,7 @@ import { assert, beforeAll, describe, it } from "@effect/vitest"
 import { spawnSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
-import { ensureBuilt, main, runCli, writeConfig } from "../lib/cli.js"
+import { ensureBuilt, main, runCliAsync as runCli, writeConfig } from "../lib/cli.js"
 import { stubCommand } from "../lib/sources.js"
 
 beforeAll(ensureBuilt, 120_000)
@@ -18,11 +18,11 @@ command = ${stubCommand()}  # inline comment
 const filesIn = (file: string) => fs.readdirSync(path.dirname(file)).sort()
 
 describe("clawtool source add/remove/enable/disable (built CLI, temp config)", () => {
-  it("edits keep comments, write atomically with the file's mode, and validate first", () => {
+  it("edits keep comments, write atomically with the file's mode, and validate first", async () => {
     const config = writeConfig(original)
     fs.chmodSync(config, 0o640)
     // Options after the positional name, the command after --.
-    const added = runCli([
+    const added = await runCli([
       "source",
       "add",
       "zed",
@@ -42,25 +42,25 @@ describe("clawtool source add/remove/enable/disable (built CLI, temp config)", (
     assert.strictEqual(fs.statSync(config).mode & 0o777, 0o640)
     assert.deepStrictEqual(filesIn(config), ["config.toml"]) // no temp file left behind
 
-    const listed = runCli(["source", "list", "--json", "--config", config])
+    const listed = await runCli(["source", "list", "--json", "--config", config])
     assert.deepStrictEqual(
       (JSON.parse(listed.stdout) as Array<{ instance: string }>).map((row) => row.instance),
       ["stub", "zed"]
     )
 
-    const disabled = runCli(["source", "disable", "zed", "--config", config])
+    const disabled = await runCli(["source", "disable", "zed", "--config", config])
     assert.strictEqual(disabled.code, 0, disabled.stderr)
     assert.include(fs.readFileSync(config, "utf8"), "[sources.zed]\nenabled = false\n")
-    const enabled = runCli(["source", "enable", "zed", "--config", config])
+    const enabled = await runCli(["source", "enable", "zed", "--config", config])
     assert.strictEqual(enabled.code, 0, enabled.stderr)
     assert.include(fs.readFileSync(config, "utf8"), "[sources.zed]\nenabled = true\n")
 
-    const removed = runCli(["source", "remove", "zed", "--config", config])
+    const removed = await runCli(["source", "remove", "zed", "--config", config])
     assert.strictEqual(removed.code, 0, removed.stderr)
     assert.strictEqual(fs.readFileSync(config, "utf8"), original)
   })
 
-  it("refuses bad edits with exit 2 and leaves the file as it was", () => {
+  it("refuses bad edits with exit 2 and leaves the file as it was", async () => {
     const config = writeConfig(original)
     const cases: ReadonlyArray<[ReadonlyArray<string>, string]> = [
       [["source", "add", "stub", "--", "node"], "already exists"],
@@ -78,23 +78,23 @@ describe("clawtool source add/remove/enable/disable (built CLI, temp config)", (
       [["auth", "logout", "nope"], `no source named "nope"; no source has oauth set`]
     ]
     for (const [args, message] of cases) {
-      const result = runCli([...args.slice(0, 2), "--config", config, ...args.slice(2)])
+      const result = await runCli([...args.slice(0, 2), "--config", config, ...args.slice(2)])
       assert.strictEqual(result.code, 2, `${args.join(" ")}: ${result.stderr}`)
       assert.include(result.stderr, message)
       assert.strictEqual(fs.readFileSync(config, "utf8"), original)
     }
     // A config that is already invalid is not edited further.
     const broken = writeConfig(`${original}restart_window = "soon"\n`, "broken.toml")
-    const result = runCli(["source", "add", "zed", "--config", broken, "--", "node"])
+    const result = await runCli(["source", "add", "zed", "--config", broken, "--", "node"])
     assert.strictEqual(result.code, 2)
     assert.include(result.stderr, "fix the config before editing it")
     assert.strictEqual(fs.readFileSync(broken, "utf8"), `${original}restart_window = "soon"\n`)
   })
 
-  it("set-secret writes [scopes.<name>] beside the config, mode 0600, from --value or stdin", () => {
+  it("set-secret writes [scopes.<name>] beside the config, mode 0600, from --value or stdin", async () => {
     const config = writeConfig(original)
     const secrets = path.join(path.dirname(config), "secrets.toml")
-    const fromFlag = runCli(["source", "set-secret", "global", "API_KEY", "--value", 'v"1', "--config", config])
+    const fromFlag = await runCli(["source", "set-secret", "global", "API_KEY", "--value", 'v"1', "--config", config])
     assert.strictEqual(fromFlag.code, 0, fromFlag.stderr)
     assert.notInclude(fromFlag.stdout, 'v"1')
     assert.strictEqual(fs.statSync(secrets).mode & 0o777, 0o600)
@@ -109,40 +109,40 @@ describe("clawtool source add/remove/enable/disable (built CLI, temp config)", (
       fs.readFileSync(secrets, "utf8"),
       `[scopes.global]\nAPI_KEY = "v\\"1"\n\n[scopes.stub]\nTOKEN = "s3cret"\n`
     )
-    const unknown = runCli(["source", "set-secret", "stbu", "TOKEN", "--value", "x", "--config", config])
+    const unknown = await runCli(["source", "set-secret", "stbu", "TOKEN", "--value", "x", "--config", config])
     assert.strictEqual(unknown.code, 2)
     assert.include(unknown.stderr, `did you mean "stub"`)
-    const far = runCli(["source", "set-secret", "nope", "TOKEN", "--value", "x", "--config", config])
+    const far = await runCli(["source", "set-secret", "nope", "TOKEN", "--value", "x", "--config", config])
     assert.strictEqual(far.code, 2)
     assert.include(far.stderr, `give an instance name or global; configured sources: stub`)
   })
 })
 
 describe("clawtool tools enable/disable and unknown selectors (built CLI)", () => {
-  it("disables a known tool, refuses an unknown one with the closest names, warns about unknown selectors", () => {
+  it("disables a known tool, refuses an unknown one with the closest names, warns about unknown selectors", async () => {
     const config = writeConfig(original)
-    const disabled = runCli(["tools", "disable", "stub.echo", "--config", config])
+    const disabled = await runCli(["tools", "disable", "stub.echo", "--config", config])
     assert.strictEqual(disabled.code, 0, disabled.stderr)
     assert.isTrue(fs.readFileSync(config, "utf8").endsWith(`\n[tools."stub.echo"]\nenabled = false\n`))
     // A disabled tool is still known: enabling it again works.
-    const enabled = runCli(["tools", "enable", "stub.echo", "--config", config])
+    const enabled = await runCli(["tools", "enable", "stub.echo", "--config", config])
     assert.strictEqual(enabled.code, 0, enabled.stderr)
     assert.isTrue(fs.readFileSync(config, "utf8").endsWith(`\n[tools."stub.echo"]\nenabled = true\n`))
 
-    const typo = runCli(["tools", "disable", "stub.ecoh", "--config", config])
+    const typo = await runCli(["tools", "disable", "stub.ecoh", "--config", config])
     assert.strictEqual(typo.code, 2)
     assert.include(typo.stderr, `did you mean "stub.echo"`)
-    const instance = runCli(["tools", "disable", "stbu.echo", "--config", config])
+    const instance = await runCli(["tools", "disable", "stbu.echo", "--config", config])
     assert.strictEqual(instance.code, 2)
     assert.include(instance.stderr, `did you mean "stub.echo"`)
     // No close name: the source's tools, or the configured sources, are named instead.
-    const noTool = runCli(["tools", "disable", "stub.no_such_tool", "--config", config])
+    const noTool = await runCli(["tools", "disable", "stub.no_such_tool", "--config", config])
     assert.strictEqual(noTool.code, 2)
     assert.include(
       noTool.stderr,
       `source stub has no tool "no_such_tool"; stub has: add, big, cancelled, echo, env_names, meta, slow`
     )
-    const noSource = runCli(["tools", "enable", "nosuch.ping", "--config", config])
+    const noSource = await runCli(["tools", "enable", "nosuch.ping", "--config", config])
     assert.strictEqual(noSource.code, 2)
     assert.include(noSource.stderr, `no source named "nosuch"; configured sources: stub`)
 
@@ -151,7 +151,7 @@ describe("clawtool tools enable/disable and unknown selectors (built CLI)", () =
       "ghosts.toml"
     )
     for (const command of [["tools", "list"], ["health"]]) {
-      const result = runCli([...command, "--config", withGhosts])
+      const result = await runCli([...command, "--config", withGhosts])
       assert.strictEqual(result.code, 0, result.stderr)
       assert.include(result.stderr, `warning: [tools."ghost.x"] matches nothing: no source named "ghost"`)
       assert.include(
@@ -179,31 +179,31 @@ describe("help and flags (built CLI, piped)", () => {
     ["tools", "export-typescript"]
   ]
 
-  it("--help of every command: no escape codes, no filler descriptions, full usage, an example", () => {
+  it("--help of every command: no escape codes, no filler descriptions, full usage, an example", async () => {
     for (const command of commands) {
-      const result = runCli([...command, "--help"])
+      const result = await runCli([...command, "--help"])
       assert.strictEqual(result.code, 0, `${command.join(" ")}: ${result.stderr}`)
       assert.notInclude(result.stdout, "\x1b[", command.join(" "))
       assert.notInclude(result.stdout, "A user-defined piece of text", command.join(" "))
       assert.include(result.stdout, `\n$ ${["clawtool", ...command].join(" ")}`, command.join(" "))
       assert.match(result.stdout, /EXAMPLE\n\n {2}\$ clawtool /, command.join(" "))
     }
-    const root = runCli(["--help"]).stdout
+    const root = (await runCli(["--help"])).stdout
     assert.include(root, "- clawtool serve ")
     assert.include(root, "- clawtool source add ")
   })
 
-  it("a --secrets file that does not exist exits 2; --log-level after the subcommand works; --wizard without a terminal exits 2", () => {
+  it("a --secrets file that does not exist exits 2; --log-level after the subcommand works; --wizard without a terminal exits 2", async () => {
     const config = writeConfig(original)
     for (const command of [["source", "list"], ["health"], ["tools", "list"]]) {
-      const result = runCli([...command, "--config", config, "--secrets", "/no/such/secrets.toml"])
+      const result = await runCli([...command, "--config", config, "--secrets", "/no/such/secrets.toml"])
       assert.strictEqual(result.code, 2, command.join(" "))
       assert.include(result.stderr, "/no/such/secrets.toml")
     }
-    const debug = runCli(["source", "list", "--config", config, "--log-level", "debug"])
+    const debug = await runCli(["source", "list", "--config", config, "--log-level", "debug"])
     assert.strictEqual(debug.code, 0, debug.stderr)
     assert.include(debug.stderr, "DEBUG")
-    const wizard = runCli(["--wizard"])
+    const wizard = await runCli(["--wizard"])
     assert.strictEqual(wizard.code, 2)
     assert.include(wizard.stderr, "terminal")
   })

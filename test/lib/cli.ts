@@ -61,6 +61,32 @@ export const runCli = (args: ReadonlyArray<string>, env: Record<string, string> 
   return { code: result.status, stdout: result.stdout, stderr: result.stderr }
 }
 
+/**
+ * `runCli` without blocking the test worker: a file of many CLI runs in a row must not hold vitest's worker past its
+ * RPC timeout on a loaded machine ("Timeout calling onTaskUpdate").
+ */
+export const runCliAsync = (args: ReadonlyArray<string>, env: Record<string, string> = {}) =>
+  new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve, reject) => {
+    const child = spawn(process.execPath, [main, ...args], {
+      cwd: root,
+      env: {
+        PATH: process.env.PATH ?? "",
+        HOME: process.env.HOME ?? "",
+        ...tempDirEnv,
+        CLAWTOOL_CACHE_DIR: freshCacheDir(),
+        ...env
+      },
+      timeout: 60_000
+    })
+    let stdout = ""
+    let stderr = ""
+    child.stdout.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk))
+    child.stderr.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk))
+    child.stdin.end()
+    child.once("error", reject)
+    child.once("close", (code) => resolve({ code, stdout, stderr }))
+  })
+
 /** `clawtool serve` as a raw process: the test writes JSON-RPC lines and reads stdout itself. */
 export const spawnServe = (config: string, cacheDir = freshCacheDir()): ChildProcessWithoutNullStreams =>
   spawn(process.execPath, [main, "serve", "--config", config], {
