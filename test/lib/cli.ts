@@ -44,18 +44,21 @@ export const freshCacheDir = () => tempDir("clawtool-cache-")
 /** The CLI under test uses this run's temp dir, where test/lib/tempDirCheck.ts sees anything it leaves. */
 export const tempDirEnv = { TMPDIR: os.tmpdir() }
 
+/** The CLI under test's environment: a fresh cache folder, this run's temp dir, then the test's own variables. */
+const cliEnv = (env: Record<string, string>) => ({
+  PATH: process.env.PATH ?? "",
+  HOME: process.env.HOME ?? "",
+  ...tempDirEnv,
+  CLAWTOOL_CACHE_DIR: freshCacheDir(),
+  ...env
+})
+
 /** Runs the built CLI to completion. */
 export const runCli = (args: ReadonlyArray<string>, env: Record<string, string> = {}) => {
   const result = spawnSync(process.execPath, [main, ...args], {
     cwd: root,
     encoding: "utf8",
-    env: {
-      PATH: process.env.PATH ?? "",
-      HOME: process.env.HOME ?? "",
-      ...tempDirEnv,
-      CLAWTOOL_CACHE_DIR: freshCacheDir(),
-      ...env
-    },
+    env: cliEnv(env),
     timeout: 60_000
   })
   return { code: result.status, stdout: result.stdout, stderr: result.stderr }
@@ -69,13 +72,7 @@ export const runCliAsync = (args: ReadonlyArray<string>, env: Record<string, str
   new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve, reject) => {
     const child = spawn(process.execPath, [main, ...args], {
       cwd: root,
-      env: {
-        PATH: process.env.PATH ?? "",
-        HOME: process.env.HOME ?? "",
-        ...tempDirEnv,
-        CLAWTOOL_CACHE_DIR: freshCacheDir(),
-        ...env
-      },
+      env: cliEnv(env),
       timeout: 60_000
     })
     let stdout = ""
