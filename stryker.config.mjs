@@ -6,7 +6,9 @@ export default {
   plugins: ["@stryker-mutator/vitest-runner"],
   mutate: [
     "src/domain/**/*.ts",
-    "src/services/Registry/{Pipeline,NameBudget,Catalog,ToolSearch,TypeScriptExport,Surface,Text,Manifest}.ts",
+    "src/services/Registry/{Pipeline,NameBudget,Catalog,ToolSearch,Surface,Manifest}.ts",
+    "src/cli/TypeScriptExport.ts",
+    "src/text.ts",
     "src/services/Secrets.ts",
     "src/services/Config.ts",
     // The restart policy and the Instance state machine (Sources' pure parts); the relay's CallPlan is in domain/.

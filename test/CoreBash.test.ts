@@ -5,16 +5,11 @@ import * as os from "node:os"
 import * as path from "node:path"
 import type { CallError } from "../src/domain/Errors.js"
 import type { CallToolResult, JsonObject } from "../src/domain/Mcp.js"
-import { coreSpecs } from "../src/services/Registry/CoreTools.js"
-import { BashRuns } from "../src/services/Registry/CoreTools/BashRuns.js"
+import { coreSpecs } from "../src/services/CoreTools.js"
+import { BashRuns } from "../src/services/CoreTools/BashRuns.js"
 import * as Manifest from "../src/services/Registry/Manifest.js"
 import { coreContext } from "./lib/coreContext.js"
-import {
-  commandEnvironment,
-  type GroupTracker,
-  OutputBuffer,
-  ShellRun
-} from "../src/services/Registry/CoreTools/BashProcess.js"
+import { commandEnvironment, type GroupTracker, OutputBuffer, ShellRun } from "../src/services/CoreTools/BashProcess.js"
 import { gone, isRunning } from "./lib/sources.js"
 import { tempDir } from "./lib/temp.js"
 

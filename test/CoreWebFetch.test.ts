@@ -3,22 +3,12 @@ import { Effect, Either } from "effect"
 import * as Http from "node:http"
 import type { AddressInfo } from "node:net"
 import * as Zlib from "node:zlib"
-import {
-  checkUrl,
-  policyFor,
-  type Resolver,
-  WebFetchRefusal
-} from "../src/services/Registry/CoreTools/WebFetchGuard.js"
-import {
-  type FetchOptions,
-  fetchGuarded,
-  upgraded,
-  WebFetchFailure
-} from "../src/services/Registry/CoreTools/WebFetchHttp.js"
-import { htmlToMarkdown } from "../src/services/Registry/CoreTools/WebFetchMarkdown.js"
+import { checkUrl, policyFor, type Resolver, WebFetchRefusal } from "../src/services/CoreTools/WebFetchGuard.js"
+import { type FetchOptions, fetchGuarded, upgraded, WebFetchFailure } from "../src/services/CoreTools/WebFetchHttp.js"
+import { htmlToMarkdown } from "../src/services/CoreTools/WebFetchMarkdown.js"
 import { CoreToolsConfig, WebFetchConfig } from "../src/domain/Config.js"
 import type { CallToolResult, JsonObject } from "../src/domain/Mcp.js"
-import { coreSpecs } from "../src/services/Registry/CoreTools.js"
+import { coreSpecs } from "../src/services/CoreTools.js"
 import * as Manifest from "../src/services/Registry/Manifest.js"
 import { coreContext } from "./lib/coreContext.js"
 

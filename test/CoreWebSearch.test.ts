@@ -10,9 +10,9 @@ import {
   search,
   SearchFailure,
   selectHits
-} from "../src/services/Registry/CoreTools/WebSearchBackends.js"
+} from "../src/services/CoreTools/WebSearchBackends.js"
 import { CoreToolsConfig } from "../src/domain/Config.js"
-import { coreGate, coreSpecs } from "../src/services/Registry/CoreTools.js"
+import { coreGate, coreSpecs } from "../src/services/CoreTools.js"
 import * as Manifest from "../src/services/Registry/Manifest.js"
 import { coreContext } from "./lib/coreContext.js"
 

@@ -1,7 +1,7 @@
 // The health table's stderr hint (issue 10): a source that is not running shows why its child said it failed.
 import { assert, describe, it } from "@effect/vitest"
 import { HealthRow } from "../src/domain/Health.js"
-import { healthTable, stderrHint } from "../src/services/Registry/Text.js"
+import { healthTable, stderrHint } from "../src/text.js"
 
 /** What `node missing-module.mjs` prints on Node 20, verbatim. */
 const missingModule = [

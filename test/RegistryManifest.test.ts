@@ -1,7 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Either, Schema } from "effect"
 import { CallError, ManifestError } from "../src/domain/Errors.js"
-import { coreSpecs } from "../src/services/Registry/CoreTools.js"
+import { coreSpecs } from "../src/services/CoreTools.js"
 import * as Manifest from "../src/services/Registry/Manifest.js"
 import { coreContext } from "./lib/coreContext.js"
 

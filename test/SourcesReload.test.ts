@@ -5,7 +5,7 @@ import type { HealthRow } from "../src/domain/Health.js"
 import { Config } from "../src/services/Config.js"
 import { CatalogCache } from "../src/services/CatalogCache.js"
 import { makeSecrets, Secrets, SecretStore } from "../src/services/Secrets.js"
-import { SourceClient } from "../src/services/SourceClient.js"
+import { SourceClient } from "../src/services/SourceClient/SourceClient.js"
 import { Sources } from "../src/services/Sources.js"
 import { configFrom, isAlive, stubCommand } from "./lib/sources.js"
 

@@ -10,7 +10,7 @@ import { CatalogCache } from "../src/services/CatalogCache.js"
 import { Config } from "../src/services/Config.js"
 import { Reaper } from "../src/services/Reaper.js"
 import { Secrets } from "../src/services/Secrets.js"
-import { SourceClient } from "../src/services/SourceClient.js"
+import { SourceClient } from "../src/services/SourceClient/SourceClient.js"
 import type { LaunchSpec } from "../src/services/SourceClient/LaunchSpec.js"
 import { Sources } from "../src/services/Sources.js"
 import {

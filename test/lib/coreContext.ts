@@ -1,6 +1,6 @@
 import { Effect, Option } from "effect"
 import { CoreToolsConfig } from "../../src/domain/Config.js"
-import { Ledger } from "../../src/services/Registry/CoreTools/Ledger.js"
+import { Ledger } from "../../src/services/CoreTools/Ledger.js"
 import type { CoreContext } from "../../src/services/Registry/Manifest.js"
 
 /**

@@ -4,7 +4,7 @@ import { CatalogCache } from "../../src/services/CatalogCache.js"
 import { Config, parseConfig } from "../../src/services/Config.js"
 import { Registry } from "../../src/services/Registry.js"
 import { Secrets } from "../../src/services/Secrets.js"
-import { SourceClient } from "../../src/services/SourceClient.js"
+import { SourceClient } from "../../src/services/SourceClient/SourceClient.js"
 import { Sources } from "../../src/services/Sources.js"
 import { tempDir } from "./temp.js"
 

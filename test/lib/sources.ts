@@ -5,7 +5,7 @@ import type { HealthRow } from "../../src/domain/Health.js"
 import { CatalogCache } from "../../src/services/CatalogCache.js"
 import { Config, parseConfig } from "../../src/services/Config.js"
 import { Secrets } from "../../src/services/Secrets.js"
-import { SourceClient } from "../../src/services/SourceClient.js"
+import { SourceClient } from "../../src/services/SourceClient/SourceClient.js"
 import { Sources } from "../../src/services/Sources.js"
 import { tempDir } from "./temp.js"
 

@@ -1,7 +1,7 @@
 // Mutation-testing follow-ups (docs/mutation.md): the text renderings of `health` and `tools list`.
 import { assert, describe, it } from "@effect/vitest"
 import { HealthRow } from "../../src/domain/Health.js"
-import * as Text from "../../src/services/Registry/Text.js"
+import * as Text from "../../src/text.js"
 
 const row = (name: string, extra: Partial<ConstructorParameters<typeof HealthRow>[0]> = {}) =>
   new HealthRow({

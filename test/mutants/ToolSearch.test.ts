@@ -5,7 +5,7 @@ import { Either } from "effect"
 import { ToolConfig } from "../../src/domain/Config.js"
 import type { Tool } from "../../src/domain/Mcp.js"
 import * as Catalog from "../../src/services/Registry/Catalog.js"
-import { coreSpecs } from "../../src/services/Registry/CoreTools.js"
+import { coreSpecs } from "../../src/services/CoreTools.js"
 import * as Manifest from "../../src/services/Registry/Manifest.js"
 import * as ToolSearch from "../../src/services/Registry/ToolSearch.js"
 

@@ -8,9 +8,9 @@ import * as Fs from "node:fs"
 import * as Path from "node:path"
 import { ToolConfig } from "../../src/domain/Config.js"
 import * as Catalog from "../../src/services/Registry/Catalog.js"
-import { registrySpecs } from "../../src/services/Registry/CoreTools.js"
+import { registrySpecs } from "../../src/services/CoreTools.js"
 import * as Manifest from "../../src/services/Registry/Manifest.js"
-import * as TypeScriptExport from "../../src/services/Registry/TypeScriptExport.js"
+import * as TypeScriptExport from "../../src/cli/TypeScriptExport.js"
 import { outputDirs } from "../lib/sources.js"
 
 const { base, fresh: freshDir } = outputDirs("clawtool-mutants-tsexport-")

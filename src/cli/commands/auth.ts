@@ -4,7 +4,7 @@ import { AuthLive, type Location } from "../../layers/Main.js"
 import { type AuthStatusRow, OAuth } from "../../services/OAuth.js"
 import { OAuthError } from "../../services/OAuth/Errors.js"
 import * as Store from "../../services/OAuth/Store.js"
-import { renderTable } from "../../services/Registry/Text.js"
+import { renderTable } from "../../text.js"
 import { config, ExitStatus, json, requireSecretsFile, secrets } from "../Shared.js"
 
 /** An OAuthError on stderr; exit 2 when the instance is not an OAuth source (usage), else 1. */

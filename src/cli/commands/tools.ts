@@ -5,7 +5,7 @@ import { isDown } from "../../domain/Health.js"
 import { Config } from "../../services/Config.js"
 import { Registry } from "../../services/Registry.js"
 import type { Catalog } from "../../services/Registry/CatalogTypes.js"
-import { catalogLine, collisionLines, renderTable } from "../../services/Registry/Text.js"
+import { catalogLine, collisionLines, renderTable } from "../../text.js"
 import { Sources } from "../../services/Sources.js"
 import { EditError } from "../ConfigEdit.js"
 import * as Manage from "../Manage.js"
@@ -138,7 +138,7 @@ const exportTypeScript = Command.make("export-typescript", { config, secrets, ou
     const catalog = yield* (yield* Registry).catalog
     yield* warnNotRunning(sources, "its tools are not exported")
     // Loaded by this command only (with its own lazily loaded json-schema-to-typescript).
-    const TypeScriptExport = yield* Effect.promise(() => import("../../services/Registry/TypeScriptExport.js"))
+    const TypeScriptExport = yield* Effect.promise(() => import("../TypeScriptExport.js"))
     const files = yield* TypeScriptExport.generate(catalog)
     const dir = Path.resolve(options.output)
     if (options.check) {

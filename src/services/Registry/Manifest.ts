@@ -4,8 +4,8 @@ import { CallError, ManifestError } from "../../domain/Errors.js"
 import type { HealthRow } from "../../domain/Health.js"
 import type { CallToolResult, JsonObject, Tool } from "../../domain/Mcp.js"
 import type { Catalog, SearchHit } from "./CatalogTypes.js"
-import type { ShellRuns } from "./CoreTools/BashRuns.js"
-import type { Ledger } from "./CoreTools/Ledger.js"
+import type { ShellRuns } from "../CoreTools/BashRuns.js"
+import type { Ledger } from "../CoreTools/Ledger.js"
 
 /**
  * The typed manifest of clawtool's own tools (the seed's `registry.Manifest`): one source of truth for each core

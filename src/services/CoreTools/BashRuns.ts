@@ -1,6 +1,6 @@
 import { Effect, Option } from "effect"
 import { randomUUID } from "node:crypto"
-import { Reaper } from "../../Reaper.js"
+import { Reaper } from "../Reaper.js"
 import { type GroupTracker, type RunOptions, ShellRun } from "./BashProcess.js"
 
 /**

@@ -4,7 +4,7 @@ import * as Os from "node:os"
 import * as Path from "node:path"
 import { fileURLToPath } from "node:url"
 import { Effect } from "effect"
-import { CallError } from "../../../domain/Errors.js"
+import { CallError } from "../../domain/Errors.js"
 
 /**
  * The one path check of the file tools (core-tools reference §1.3): a path is used only when it lies under an allowed

@@ -1,6 +1,6 @@
 import * as Crypto from "node:crypto"
 import { Effect } from "effect"
-import { CallError } from "../../../domain/Errors.js"
+import { CallError } from "../../domain/Errors.js"
 
 /** What a Read (or clawtool's own Edit/Write) saw of a file. */
 export interface FileStamp {

@@ -2,8 +2,8 @@ import * as NodeFs from "node:fs"
 import * as Fs from "node:fs/promises"
 import * as Path from "node:path"
 import { Effect } from "effect"
-import { writeFileAtomic } from "../../../atomicWrite.js"
-import { CallError } from "../../../domain/Errors.js"
+import { writeFileAtomic } from "../../atomicWrite.js"
+import { CallError } from "../../domain/Errors.js"
 import type { Resolved } from "./Roots.js"
 
 /** What Read, Edit and Write share: refusing what is not a regular file, reading it safely, writing atomically. */

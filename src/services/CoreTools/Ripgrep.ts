@@ -3,7 +3,7 @@ import * as NodeFs from "node:fs"
 import { createRequire } from "node:module"
 import * as Path from "node:path"
 import { Duration, Effect, Option } from "effect"
-import { CallError } from "../../../domain/Errors.js"
+import { CallError } from "../../domain/Errors.js"
 
 /**
  * ripgrep for Glob and Grep: the binary @vscode/ripgrep ships per platform (no system install needed), else `rg` on

@@ -2,22 +2,22 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { McpError } from "@modelcontextprotocol/sdk/types.js"
 import { Deferred, Duration, Effect, Option, type Scope } from "effect"
 import { spawn } from "node:child_process"
-import type { CallOptions, Connection, ExitInfo } from "../domain/Connection.js"
-import { ConfigChain, repeatedConfigOf, withConfigChain } from "../domain/Environment.js"
-import { CallError, SourceError } from "../domain/Errors.js"
-import { CurrentLimits } from "../domain/Limits.js"
-import type { CallToolRequest } from "../domain/Mcp.js"
-import { ChildProcessTransport, type SpawnedChild } from "../transport/ChildProcessTransport.js"
-import { LineFramer } from "../transport/LineFramer.js"
-import { clientInternals } from "../transport/Sdk.js"
-import { noTimeout } from "../transport/SdkShape.js"
-import { unvalidated } from "../transport/Unvalidated.js"
-import * as Version from "../version.js"
-import { Reaper, type ReaperShape } from "./Reaper.js"
-import * as Relay from "./SourceClient/Relay.js"
-import { isRemoteSpec, type LaunchSpec, type RemoteLaunchSpec } from "./SourceClient/LaunchSpec.js"
-import { isOwnTimeout, sdkListTools, sdkToolCall, serverOf } from "./SourceClient/SdkCall.js"
-import * as Surface from "./SourceClient/Surface.js"
+import type { CallOptions, Connection, ExitInfo } from "../../domain/Connection.js"
+import { ConfigChain, repeatedConfigOf, withConfigChain } from "../../domain/Environment.js"
+import { CallError, SourceError } from "../../domain/Errors.js"
+import { CurrentLimits } from "../../domain/Limits.js"
+import type { CallToolRequest } from "../../domain/Mcp.js"
+import { ChildProcessTransport, type SpawnedChild } from "../../transport/ChildProcessTransport.js"
+import { LineFramer } from "../../transport/LineFramer.js"
+import { clientInternals } from "../../transport/Sdk.js"
+import { noTimeout } from "../../transport/SdkShape.js"
+import { unvalidated } from "../../transport/Unvalidated.js"
+import * as Version from "../../version.js"
+import { Reaper, type ReaperShape } from "../Reaper.js"
+import * as Relay from "./Relay.js"
+import { isRemoteSpec, type LaunchSpec, type RemoteLaunchSpec } from "./LaunchSpec.js"
+import { isOwnTimeout, sdkListTools, sdkToolCall, serverOf } from "./SdkCall.js"
+import * as Surface from "./Surface.js"
 
 /** JSON-RPC error codes by which a child says "your credentials are wrong"; never guessed from message text. */
 export const authErrorCodes: ReadonlySet<number> = new Set([401, 403])
@@ -54,7 +54,7 @@ export class SourceClient extends Effect.Service<SourceClient>()("clawtool/Sourc
       isRemoteSpec(spec)
         ? // The HTTP and SSE client transports (and their EventSource) load with the first remote source only.
           Effect.flatMap(
-            Effect.promise(() => import("./SourceClient/Remote.js")),
+            Effect.promise(() => import("./Remote.js")),
             (Remote) => Remote.connect(spec)
           )
         : connect(spec, reaper)

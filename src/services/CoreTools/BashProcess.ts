@@ -1,7 +1,7 @@
 import { spawn, type ChildProcessByStdio } from "node:child_process"
 import { existsSync } from "node:fs"
 import type { Readable } from "node:stream"
-import { childEnvironment } from "../../../domain/Environment.js"
+import { childEnvironment } from "../../domain/Environment.js"
 
 /**
  * One shell command in its own process group (the Bash tool's engine, foreground and background alike): stdout and

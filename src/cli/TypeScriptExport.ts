@@ -2,10 +2,10 @@ import { Effect, Schema } from "effect"
 import type { Options as CompileOptions } from "json-schema-to-typescript"
 import * as Fs from "node:fs/promises"
 import * as Path from "node:path"
-import type { JsonObject } from "../../domain/Mcp.js"
-import type { Catalog, CatalogEntry } from "./CatalogTypes.js"
-import { sanitize, shortHash } from "./NameBudget.js"
-import { byteOrder } from "./Pipeline.js"
+import type { JsonObject } from "../domain/Mcp.js"
+import type { Catalog, CatalogEntry } from "../services/Registry/CatalogTypes.js"
+import { sanitize, shortHash } from "../services/Registry/NameBudget.js"
+import { byteOrder } from "../services/Registry/Pipeline.js"
 
 /**
  * Code-mode stubs (Anthropic's "Code execution with MCP" layout): one module per tool — core tools as `<Name>.ts`,
