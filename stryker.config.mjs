@@ -11,6 +11,7 @@ export default {
     "src/text.ts",
     "src/services/Secrets.ts",
     "src/services/Config.ts",
+    "src/services/Config/*.ts",
     // The restart policy and the Instance state machine (Sources' pure parts); the relay's CallPlan is in domain/.
     "src/services/Sources/Policy.ts",
     "src/services/Sources/Instance.ts"

@@ -7,8 +7,7 @@ export default defineConfig({
   test: {
     include: [
       "test/domain.test.ts",
-      "test/Config.test.ts",
-      "test/ConfigSupervision.test.ts",
+      "test/Config/**/*.test.ts",
       "test/Secrets.test.ts",
       "test/Registry.test.ts",
       "test/RegistryCatalog.test.ts",
@@ -17,7 +16,6 @@ export default defineConfig({
       "test/RegistryNameBudget.test.ts",
       "test/RegistryPipeline.test.ts",
       "test/RegistrySurface.test.ts",
-      "test/ConfigSchema.test.ts",
       "test/CallPlan.test.ts",
       "test/SourcesPolicy.test.ts",
       "test/SourcesInstance.test.ts",

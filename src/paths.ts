@@ -19,7 +19,8 @@ const xdgDir = (env: Env, xdg: string, fallback: ReadonlyArray<string>): string 
 
 /**
  * The default config file (without `--config`): `$CLAWTOOL_CONFIG` > `$XDG_CONFIG_HOME/clawtool/config.toml` >
- * `~/.config/clawtool/config.toml`, and which of them it is. Relative as given (services/Config.ts resolves it).
+ * `~/.config/clawtool/config.toml`, and which of them it is. Relative as given (services/Config/Location.ts resolves
+ * it).
  */
 export const defaultConfigFile = (
   env: Env = process.env

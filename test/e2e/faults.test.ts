@@ -266,7 +266,7 @@ describe("clawtool serve under faults (built CLI)", () => {
     Effect.gen(function* () {
       const dir = tempDir()
       const record = path.join(dir, "starts")
-      // Two runs of the built CLI (each ~1 s of start-up); test/ConfigSupervision.test.ts covers every rule.
+      // Two runs of the built CLI (each ~1 s of start-up); test/Config/Supervision.test.ts covers every rule.
       for (const [setting, key] of [
         ["max_restarts = 0", "max_restarts"],
         [`restart_backoff = "-5s"`, "restart_backoff"]

@@ -1,24 +1,9 @@
-// Mutation-driven tests of src/services/Config.ts's wording (ADR-011): each asserts the exact sentence a user reads.
+// Config errors in the user's words (src/services/Config/Wording.ts, ADR-011): each asserts the exact sentence a user
+// reads. Mutation-driven (docs/mutation.md).
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Either, Option, ParseResult, Schema } from "effect"
-import { ClawtoolConfig } from "../../src/domain/Config.js"
-import {
-  Config,
-  decodeStrict,
-  errno,
-  locateJson,
-  locateToml,
-  parseConfig,
-  parseKeys,
-  tomlDocument
-} from "../../src/services/Config.js"
-
-/** The whole message of the ConfigError `parseConfig` gives for `text` (file:line, key path and detail). */
-const rejected = (text: string, file = "/x/config.toml"): string => {
-  const result = parseConfig(text, file)
-  if (Either.isRight(result)) return assert.fail(`expected a ConfigError, got ${JSON.stringify(result.right)}`)
-  return result.left.message
-}
+import { Either, ParseResult, Schema } from "effect"
+import { decodeStrict } from "../../src/services/Config.js"
+import { json, rejected } from "./lib.js"
 
 /** The message `decodeStrict` gives for `input` against a hand-made schema, as the file "f". */
 const decodeMessage = <A, I>(
@@ -31,8 +16,6 @@ const decodeMessage = <A, I>(
   if (Either.isRight(result)) return assert.fail(`expected a ConfigError, got ${JSON.stringify(result.right)}`)
   return result.left.message
 }
-
-const json = (value: unknown) => JSON.stringify(value, null, 2)
 
 describe("Config wording: values shown after `got`", () => {
   it("shows a value of 60 characters whole and cuts a longer one at 57 with ...", () => {
@@ -244,154 +227,4 @@ describe("Config wording: missing items and unknown keys", () => {
       `config /x/c.json:5 at mcpServers.fs.foo: unknown key "foo"; known keys are type, command, args, env, cwd, disabled`
     )
   })
-})
-
-describe("Config syntax errors", () => {
-  it("TOML: the parser's reason with line and column, without its code block", () => {
-    assert.strictEqual(rejected("[sources.fs\n"), "config /x/config.toml:1:12: invalid TOML: illegal character in key")
-    assert.strictEqual(
-      rejected("a = " + "[".repeat(2000)),
-      "config /x/config.toml:1:1005: invalid TOML: document contains excessively nested structures. aborting."
-    )
-  })
-
-  it("JSON: the reason without V8's position, as line and column", () => {
-    assert.strictEqual(
-      rejected('{\n  "mcpServers": {,\n}', "/x/c.json"),
-      "config /x/c.json:2:18: invalid JSON: Expected property name or '}'"
-    )
-  })
-
-  it("JSON: a one-digit position is cut too", () => {
-    assert.strictEqual(
-      rejected("{,}", "/x/c.json"),
-      "config /x/c.json:1:2: invalid JSON: Expected property name or '}'"
-    )
-  })
-
-  it("JSON: no line when the parser names no position", () => {
-    assert.strictEqual(rejected("", "/x/c.json"), "config /x/c.json: invalid JSON: Unexpected end of JSON input")
-    const error = parseConfig("[1,]", "/x/c.json")
-    assert.isTrue(Either.isLeft(error))
-    if (Either.isLeft(error)) {
-      assert.strictEqual(error.left.line, undefined)
-      assert.strictEqual(error.left.column, undefined)
-    }
-  })
-})
-
-describe("Config locates the key in TOML", () => {
-  it("finds an indented table header", () => {
-    assert.strictEqual(
-      rejected(`  [sources.fs]\n  command = 3\n`),
-      `config /x/config.toml:2 at sources.fs.command: expected a non-empty list of strings, like ["npx", "-y", "some-mcp-server"], got 3`
-    )
-  })
-
-  it("finds a key with a tab before its =", () => {
-    assert.strictEqual(
-      rejected(`[sources.fs]\n\n# note\ncommand\t= 3\n`),
-      `config /x/config.toml:4 at sources.fs.command: expected a non-empty list of strings, like ["npx", "-y", "some-mcp-server"], got 3`
-    )
-  })
-
-  it("finds a key whose line ends with #", () => {
-    assert.strictEqual(
-      rejected(`[sources.fs]\ncommand = ["a"]\ncwd = 3 #\n`),
-      "config /x/config.toml:3 at sources.fs.cwd: expected a string (a directory), got 3"
-    )
-  })
-
-  it("finds a table named with a literal key", () => {
-    assert.strictEqual(
-      rejected(`[sources.'fs']\ncommand = ["a"]\ncwd = 3\n`),
-      "config /x/config.toml:3 at sources.fs.cwd: expected a string (a directory), got 3"
-    )
-  })
-
-  it("skips the items of a multi-line list that look like keys", () => {
-    assert.strictEqual(
-      rejected(`[sources.fs]\ncommand = [\n  "env",\n]\nenv = { "1X" = "v" }\n`),
-      `config /x/config.toml:5 at sources.fs.env.1X: "1X" is not an environment variable name (letters, digits and _, not starting with a digit)`
-    )
-  })
-
-  it("points at the first of equally close dotted keys under a table", () => {
-    assert.strictEqual(
-      rejected(`[sources]\nFoo_Bar.command = ["a"]\nFoo_Bar.cwd = "x"\n`),
-      `config /x/config.toml:2 at sources.Foo_Bar: instance names are kebab-case (a-z, 0-9, single dashes), got "Foo_Bar"; use "foo-bar"`
-    )
-  })
-
-  it("prefers the key itself to a longer key below it", () => {
-    assert.strictEqual(locateToml(`a.b.c = 1\n[a.b]\n`, ["a", "b"]), 2)
-  })
-
-  it("finds an array-of-tables header and ignores what follows an index", () => {
-    assert.strictEqual(locateToml(`x = 1\n[[a.b]]\nc = 1\n`, ["a", "b", 0, "c"]), 2)
-    assert.strictEqual(locateToml(`[a]\n"0" = 1\n`, ["a", 0, "b"]), 1)
-  })
-
-  it("skips lines that are not headers or keys", () => {
-    assert.strictEqual(locateToml(`[a]\n  ["b", 1],\n[]\n"unterminated = 1\n'open = 1\n= 1\nc = 1\n`, ["a", "c"]), 7)
-  })
-
-  it("parses basic, literal and bare key parts", () => {
-    assert.deepStrictEqual(parseKeys(`"a\\x" . 'b c' .d = 1`, 0), { keys: ["a\\x", "b c", "d"], end: 17 })
-    assert.deepStrictEqual(parseKeys(`"a\\"b" = 1`, 0), { keys: ['a"b'], end: 7 })
-    assert.strictEqual(parseKeys(`= b`, 0), undefined)
-    assert.strictEqual(parseKeys(`'b`, 0), undefined)
-  })
-})
-
-describe("Config locates the key in JSON", () => {
-  it("searches each key after the previous one", () => {
-    const text = json({ mcpServers: { aa: { command: "x" }, fs: { command: 3 } } })
-    assert.strictEqual(
-      rejected(text, "/x/c.json"),
-      "config /x/c.json:7 at mcpServers.fs.command: expected a string, got 3"
-    )
-  })
-
-  it("matches keys with regex characters literally", () => {
-    const text = json({ mcpServers: { fsxb: { command: "x" }, "fs.b": { command: "y" } } })
-    assert.strictEqual(
-      rejected(text, "/x/c.json"),
-      `config /x/c.json:6 at mcpServers."fs.b": instance names are kebab-case (a-z, 0-9, single dashes), got "fs.b"; use "fs-b"`
-    )
-    assert.strictEqual(locateJson(`{"a":\n{"b": 1}}`, ["a", "b"]), 2)
-  })
-})
-
-describe("Config helpers", () => {
-  it("errno reads only a string code of an object", () => {
-    assert.strictEqual(errno({ code: "ENOENT" }), "ENOENT")
-    assert.strictEqual(errno({ code: 2 }), undefined)
-    assert.strictEqual(errno({}), undefined)
-    assert.strictEqual(errno(null), undefined)
-    assert.strictEqual(errno("ENOENT"), undefined)
-  })
-
-  it("tomlDocument keeps only the parser's reason", () => {
-    const result = tomlDocument("a = ", "/x/s.toml")
-    assert.isTrue(Either.isLeft(result))
-    if (Either.isLeft(result)) assert.strictEqual(result.left.detail, "invalid TOML: invalid value")
-  })
-
-  it.effect("layerTest without a file stands for config.toml", () =>
-    Effect.gen(function* () {
-      const config = yield* Config
-      assert.strictEqual(config.path, "config.toml")
-      assert.strictEqual(config.format, "toml")
-      assert.isTrue(Option.isNone(config.file))
-    }).pipe(Effect.provide(Config.layerTest(ClawtoolConfig.empty)))
-  )
-
-  it.effect("layerTest with a JSON file reads as JSON", () =>
-    Effect.gen(function* () {
-      const config = yield* Config
-      assert.strictEqual(config.path, "/x/c.json")
-      assert.strictEqual(config.format, "json")
-    }).pipe(Effect.provide(Config.layerTest(ClawtoolConfig.empty, { file: "/x/c.json" })))
-  )
 })

@@ -1,9 +1,9 @@
 import { assert, describe, it } from "@effect/vitest"
 import { assertRight } from "@effect/vitest/utils"
 import { Duration, Either, Schema } from "effect"
-import { ClawtoolConfig, McpServersJson } from "../src/domain/Config.js"
-import type { ConfigError } from "../src/domain/Errors.js"
-import { decodeStrict, parseConfig } from "../src/services/Config.js"
+import { ClawtoolConfig, McpServersJson } from "../../src/domain/Config.js"
+import type { ConfigError } from "../../src/domain/Errors.js"
+import { decodeStrict, parseConfig } from "../../src/services/Config.js"
 
 const failure = (text: string, file: string): ConfigError => {
   const result = parseConfig(text, file)

@@ -1,60 +1,10 @@
-import { afterAll, assert, describe, it } from "@effect/vitest"
-import { assertNone, assertSome } from "@effect/vitest/utils"
-import { Duration, Effect, Either, Layer, Option } from "effect"
-import * as Fs from "node:fs"
-import * as Os from "node:os"
-import * as Path from "node:path"
-import { isRemote, OAuthConfig, targetOf } from "../src/domain/Config.js"
-import { ConfigError } from "../src/domain/Errors.js"
-import {
-  Config,
-  ConfigLocation,
-  decodeConfig,
-  type Env,
-  kebabCase,
-  parseConfig,
-  ProcessEnv,
-  resolveConfigPaths
-} from "../src/services/Config.js"
-
-const root = Fs.mkdtempSync(Path.join(Os.tmpdir(), "clawtool-config-"))
-afterAll(() => Fs.rmSync(root, { recursive: true, force: true }))
-
-let dirs = 0
-/** A fresh directory holding the given files. */
-const tempDir = (files: Record<string, string> = {}): string => {
-  const dir = Path.join(root, `case-${dirs++}`)
-  for (const [name, content] of Object.entries(files)) {
-    Fs.mkdirSync(Path.dirname(Path.join(dir, name)), { recursive: true })
-    Fs.writeFileSync(Path.join(dir, name), content)
-  }
-  Fs.mkdirSync(dir, { recursive: true })
-  return dir
-}
-
-/** Builds the real Config service with the given flags and process env. */
-const loadConfig = (env: Env, flags: { readonly config?: string; readonly secrets?: string } = {}) =>
-  Config.pipe(
-    Effect.provide(
-      Config.Default.pipe(
-        Layer.provide(
-          ConfigLocation.layer({
-            config: Option.fromNullable(flags.config),
-            secrets: Option.fromNullable(flags.secrets)
-          })
-        )
-      )
-    ),
-    Effect.provideService(ProcessEnv, env)
-  )
-
-const failure = (text: string, file = "/x/config.toml"): ConfigError => {
-  const result = parseConfig(text, file)
-  if (Either.isRight(result)) return assert.fail(`expected a ConfigError, got ${JSON.stringify(result.right)}`)
-  return result.left
-}
-
-const fs = `[sources.fs]\ncommand = ["npx", "-y", "@modelcontextprotocol/server-filesystem", "/tmp"]\n`
+// parseConfig/decodeConfig (src/services/Config/Decode.ts): TOML and the hosts' JSON to a ClawtoolConfig, or one ConfigError.
+import { assert, describe, it } from "@effect/vitest"
+import { assertSome } from "@effect/vitest/utils"
+import { Duration, Either } from "effect"
+import { isRemote, OAuthConfig, targetOf } from "../../src/domain/Config.js"
+import { decodeConfig, kebabCase, parseConfig } from "../../src/services/Config.js"
+import { failure, fs, rejected } from "./lib.js"
 
 describe("parseConfig (TOML)", () => {
   it("applies the defaults: enabled, 60s startup timeout, empty env and passthrough", () => {
@@ -435,130 +385,36 @@ describe("parseConfig (JSON of Claude Desktop, Cursor, VS Code)", () => {
   })
 })
 
-describe("resolveConfigPaths", () => {
-  const none = { config: Option.none<string>(), secrets: Option.none<string>() }
-
-  it("--config > $CLAWTOOL_CONFIG > $XDG_CONFIG_HOME > ~/.config", () => {
-    const env = { CLAWTOOL_CONFIG: "/env/c.toml", XDG_CONFIG_HOME: "/xdg", HOME: "/home/u" }
-    assert.deepStrictEqual(resolveConfigPaths({ ...none, config: Option.some("/flag/c.toml") }, env), {
-      file: "/flag/c.toml",
-      origin: "flag",
-      secretsFile: "/flag/secrets.toml"
-    })
-    assert.deepStrictEqual(resolveConfigPaths(none, env), {
-      file: "/env/c.toml",
-      origin: "env",
-      secretsFile: "/env/secrets.toml"
-    })
-    assert.deepStrictEqual(resolveConfigPaths(none, { ...env, CLAWTOOL_CONFIG: "" }), {
-      file: "/xdg/clawtool/config.toml",
-      origin: "xdg",
-      secretsFile: "/xdg/clawtool/secrets.toml"
-    })
-    assert.deepStrictEqual(resolveConfigPaths(none, { HOME: "/home/u", XDG_CONFIG_HOME: "" }), {
-      file: "/home/u/.config/clawtool/config.toml",
-      origin: "home",
-      secretsFile: "/home/u/.config/clawtool/secrets.toml"
-    })
-  })
-
-  it("--secrets wins over the file beside the config; relative paths become absolute", () => {
-    const paths = resolveConfigPaths(
-      { config: Option.some("conf/c.json"), secrets: Option.some("/s/secrets.toml") },
-      { HOME: "/home/u" }
+describe("Config syntax errors", () => {
+  it("TOML: the parser's reason with line and column, without its code block", () => {
+    assert.strictEqual(rejected("[sources.fs\n"), "config /x/config.toml:1:12: invalid TOML: illegal character in key")
+    assert.strictEqual(
+      rejected("a = " + "[".repeat(2000)),
+      "config /x/config.toml:1:1005: invalid TOML: document contains excessively nested structures. aborting."
     )
-    assert.strictEqual(paths.file, Path.resolve("conf/c.json"))
-    assert.strictEqual(paths.secretsFile, "/s/secrets.toml")
   })
-})
 
-describe("Config service", () => {
-  it.effect("reads $XDG_CONFIG_HOME/clawtool/config.toml; secrets beside it", () =>
-    Effect.gen(function* () {
-      const xdg = tempDir({ "clawtool/config.toml": fs })
-      const loaded = yield* loadConfig({ XDG_CONFIG_HOME: xdg, HOME: "/nonexistent" })
-      assertSome(loaded.file, Path.join(xdg, "clawtool", "config.toml"))
-      assertSome(loaded.secretsFile, Path.join(xdg, "clawtool", "secrets.toml"))
-      assert.deepStrictEqual(Object.keys(loaded.config.sources), ["fs"])
-      assert.strictEqual(loaded.format, "toml")
-    })
-  )
+  it("JSON: the reason without V8's position, as line and column", () => {
+    assert.strictEqual(
+      rejected('{\n  "mcpServers": {,\n}', "/x/c.json"),
+      "config /x/c.json:2:18: invalid JSON: Expected property name or '}'"
+    )
+  })
 
-  it.effect("falls back to ~/.config/clawtool/config.toml", () =>
-    Effect.gen(function* () {
-      const home = tempDir({ ".config/clawtool/config.toml": fs })
-      const loaded = yield* loadConfig({ HOME: home })
-      assertSome(loaded.file, Path.join(home, ".config", "clawtool", "config.toml"))
-    })
-  )
+  it("JSON: a one-digit position is cut too", () => {
+    assert.strictEqual(
+      rejected("{,}", "/x/c.json"),
+      "config /x/c.json:1:2: invalid JSON: Expected property name or '}'"
+    )
+  })
 
-  it.effect("a missing default file means no sources, with secrets beside the default path", () =>
-    Effect.gen(function* () {
-      const xdg = tempDir()
-      const loaded = yield* loadConfig({ XDG_CONFIG_HOME: xdg })
-      assertNone(loaded.file)
-      assert.strictEqual(loaded.path, Path.join(xdg, "clawtool", "config.toml"))
-      assert.deepStrictEqual(loaded.config.sources, {})
-      assertSome(loaded.secretsFile, Path.join(xdg, "clawtool", "secrets.toml"))
-    })
-  )
-
-  it.effect("--config beats $CLAWTOOL_CONFIG, which beats XDG", () =>
-    Effect.gen(function* () {
-      const flag = tempDir({ "flag.toml": `[sources.from-flag]\ncommand = ["a"]\n` })
-      const env = tempDir({ "env.toml": `[sources.from-env]\ncommand = ["a"]\n` })
-      const xdg = tempDir({ "clawtool/config.toml": `[sources.from-xdg]\ncommand = ["a"]\n` })
-      const processEnv = { CLAWTOOL_CONFIG: Path.join(env, "env.toml"), XDG_CONFIG_HOME: xdg }
-      const withFlag = yield* loadConfig(processEnv, { config: Path.join(flag, "flag.toml") })
-      assert.deepStrictEqual(Object.keys(withFlag.config.sources), ["from-flag"])
-      const withEnv = yield* loadConfig(processEnv)
-      assert.deepStrictEqual(Object.keys(withEnv.config.sources), ["from-env"])
-      assertSome(withEnv.secretsFile, Path.join(env, "secrets.toml"))
-      const withXdg = yield* loadConfig({ XDG_CONFIG_HOME: xdg })
-      assert.deepStrictEqual(Object.keys(withXdg.config.sources), ["from-xdg"])
-    })
-  )
-
-  it.effect("a missing --config or $CLAWTOOL_CONFIG file is NotFound", () =>
-    Effect.gen(function* () {
-      const dir = tempDir()
-      const missing = Path.join(dir, "nope.toml")
-      const fromFlag = yield* Effect.flip(loadConfig({ XDG_CONFIG_HOME: dir }, { config: missing }))
-      assert.strictEqual(fromFlag.reason, "NotFound")
-      assert.strictEqual(fromFlag.message, `config ${missing}: no such file (given by --config)`)
-      const fromEnv = yield* Effect.flip(loadConfig({ CLAWTOOL_CONFIG: missing }))
-      assert.strictEqual(fromEnv.message, `config ${missing}: no such file (given by $CLAWTOOL_CONFIG)`)
-    })
-  )
-
-  it.effect("a directory in place of the file is Unreadable", () =>
-    Effect.gen(function* () {
-      const dir = tempDir()
-      const error = yield* Effect.flip(loadConfig({}, { config: dir }))
-      assert.strictEqual(error.reason, "Unreadable")
-      assert.strictEqual(error.message, `config ${dir}: cannot read the file (EISDIR)`)
-    })
-  )
-
-  it.effect("a bad file fails the whole load with one ConfigError naming the file", () =>
-    Effect.gen(function* () {
-      const dir = tempDir({ "config.toml": `${fs}\n[sources.bad]\ncommand = ["a"]\nstartup_timeout = "soon"\n` })
-      const file = Path.join(dir, "config.toml")
-      const error = yield* Effect.flip(loadConfig({}, { config: file }))
-      assert.strictEqual(
-        error.message,
-        `config ${file}:6 at sources.bad.startup_timeout: expected a duration like "500ms", "60s", "2m" or "1h", got "soon"`
-      )
-    })
-  )
-
-  it.effect("reads a .json config; --secrets overrides the secrets path", () =>
-    Effect.gen(function* () {
-      const dir = tempDir({ "mcp.json": JSON.stringify({ mcpServers: { memory: { command: "npx", args: ["m"] } } }) })
-      const loaded = yield* loadConfig({}, { config: Path.join(dir, "mcp.json"), secrets: "/elsewhere/s.toml" })
-      assert.strictEqual(loaded.format, "json")
-      assert.deepStrictEqual(loaded.config.sources["memory"]!.command, ["npx", "m"])
-      assertSome(loaded.secretsFile, "/elsewhere/s.toml")
-    })
-  )
+  it("JSON: no line when the parser names no position", () => {
+    assert.strictEqual(rejected("", "/x/c.json"), "config /x/c.json: invalid JSON: Unexpected end of JSON input")
+    const error = parseConfig("[1,]", "/x/c.json")
+    assert.isTrue(Either.isLeft(error))
+    if (Either.isLeft(error)) {
+      assert.strictEqual(error.left.line, undefined)
+      assert.strictEqual(error.left.column, undefined)
+    }
+  })
 })

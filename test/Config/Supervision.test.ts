@@ -1,7 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Duration, Either } from "effect"
-import type { ConfigError } from "../src/domain/Errors.js"
-import { parseConfig } from "../src/services/Config.js"
+import type { ConfigError } from "../../src/domain/Errors.js"
+import { parseConfig } from "../../src/services/Config.js"
 
 const source = (lines: string) => `[sources.srv]\ncommand = ["node", "server.js"]\n${lines}\n`
 

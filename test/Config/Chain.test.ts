@@ -12,9 +12,9 @@ import {
   recursionRefusal,
   repeatedConfigOf,
   withConfigChain
-} from "../src/domain/Environment.js"
-import { Config, ConfigLocation, type Env, ProcessEnv } from "../src/services/Config.js"
-import * as Temp from "./lib/temp.js"
+} from "../../src/domain/Environment.js"
+import { Config, ConfigLocation, type Env, ProcessEnv } from "../../src/services/Config.js"
+import * as Temp from "../lib/temp.js"
 
 const tempDir = () => Temp.tempDir("clawtool-chain-")
 

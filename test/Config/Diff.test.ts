@@ -1,7 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
-import { canonical, diff, isEmpty } from "../src/domain/ConfigDiff.js"
-import type { SourceConfig } from "../src/domain/Config.js"
-import { configFrom } from "./lib/sources.js"
+import { canonical, diff, isEmpty } from "../../src/domain/ConfigDiff.js"
+import type { SourceConfig } from "../../src/domain/Config.js"
+import { configFrom } from "../lib/sources.js"
 
 /** What a source resolves to under a secrets store: its `${VAR}`s filled from `values`. */
 const resolver = (values: Record<string, string>) => (_instance: string, source: SourceConfig) => ({
