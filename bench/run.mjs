@@ -428,12 +428,12 @@ const coldstart = async (variants) => {
 
 /** Catalog.build, in process, on the same 10,001 tools the child serves: the pipeline (names, hints, sort, hash). */
 const pipelineMs = async (tools) => {
-  const registryDir = Path.join(Path.dirname(Bundle.variants.dist), "services", "Registry")
+  const servicesDir = Path.join(Path.dirname(Bundle.variants.dist), "services")
   try {
     const [Catalog, Manifest, CoreTools, Either] = await Promise.all([
-      import(pathToFileURL(Path.join(registryDir, "Catalog.js")).href),
-      import(pathToFileURL(Path.join(registryDir, "Manifest.js")).href),
-      import(pathToFileURL(Path.join(registryDir, "CoreTools.js")).href),
+      import(pathToFileURL(Path.join(servicesDir, "Registry", "Catalog.js")).href),
+      import(pathToFileURL(Path.join(servicesDir, "CoreTools", "Manifest.js")).href),
+      import(pathToFileURL(Path.join(servicesDir, "CoreTools.js")).href),
       import("effect/Either")
     ])
     const manifest = Either.getOrThrow(Manifest.make(CoreTools.coreSpecs))

@@ -1,5 +1,5 @@
 import type { HealthRow } from "./domain/Health.js"
-import type { Collision } from "./services/Registry/NameBudget.js"
+import type { Collision } from "./domain/ToolProvider.js"
 
 /** Columns padded to the widest cell; the last column is not padded. */
 export const renderTable = (header: ReadonlyArray<string>, rows: ReadonlyArray<ReadonlyArray<string>>): string => {

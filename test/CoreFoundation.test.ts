@@ -10,7 +10,7 @@ import { coreGate } from "../src/services/CoreTools.js"
 import * as Budget from "../src/services/CoreTools/Budget.js"
 import { Ledger, stampOf } from "../src/services/CoreTools/Ledger.js"
 import * as Roots from "../src/services/CoreTools/Roots.js"
-import * as Manifest from "../src/services/Registry/Manifest.js"
+import * as Manifest from "../src/services/CoreTools/Manifest.js"
 import { removeWhenDone, tempDir } from "./lib/temp.js"
 
 const failure = (text: string): ConfigError => {

@@ -9,7 +9,7 @@ import { htmlToMarkdown } from "../src/services/CoreTools/WebFetchMarkdown.js"
 import { CoreToolsConfig, WebFetchConfig } from "../src/domain/Config.js"
 import type { CallToolResult, JsonObject } from "../src/domain/Mcp.js"
 import { coreSpecs } from "../src/services/CoreTools.js"
-import * as Manifest from "../src/services/Registry/Manifest.js"
+import * as Manifest from "../src/services/CoreTools/Manifest.js"
 import { coreContext } from "./lib/coreContext.js"
 
 export const article = `<!doctype html><html><head><title>Page title</title></head><body>

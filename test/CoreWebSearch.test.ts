@@ -13,7 +13,7 @@ import {
 } from "../src/services/CoreTools/WebSearchBackends.js"
 import { CoreToolsConfig } from "../src/domain/Config.js"
 import { coreGate, coreSpecs } from "../src/services/CoreTools.js"
-import * as Manifest from "../src/services/Registry/Manifest.js"
+import * as Manifest from "../src/services/CoreTools/Manifest.js"
 import { coreContext } from "./lib/coreContext.js"
 
 export const braveKey = "BSA-test-key-0123456789"

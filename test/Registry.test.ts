@@ -5,6 +5,7 @@ import { CallError } from "../src/domain/Errors.js"
 import { HealthRow, type Status } from "../src/domain/Health.js"
 import type { CallToolRequest, CallToolResult, Tool } from "../src/domain/Mcp.js"
 import { Config, parseConfig } from "../src/services/Config.js"
+import { CoreTools } from "../src/services/CoreTools.js"
 import { Registry } from "../src/services/Registry.js"
 import type { InstanceTools } from "../src/services/Registry/Catalog.js"
 import { Sources } from "../src/services/Sources.js"
@@ -87,6 +88,7 @@ const makeLayer = (initial: ReadonlyArray<InstanceTools>) =>
     })
     const config = Either.getOrThrow(parseConfig(configText, "test.toml"))
     const layer = Registry.DefaultWithoutDependencies.pipe(
+      Layer.provide(CoreTools.ProviderWithoutDependencies),
       Layer.provide(Layer.merge(Layer.succeed(Sources, sources), Config.layerTest(config)))
     )
     return { layer, fake: { catalog, calls } satisfies Fake }
@@ -282,6 +284,7 @@ describe("Registry", () => {
       const registry = yield* Registry.pipe(
         Effect.provide(
           Registry.DefaultWithoutDependencies.pipe(
+            Layer.provide(CoreTools.ProviderWithoutDependencies),
             Layer.provide(Layer.merge(Layer.succeed(Sources, sources), Config.layerTest(config)))
           )
         )

@@ -2,7 +2,7 @@ import { assert, describe, it } from "@effect/vitest"
 import { Effect, Either, Schema } from "effect"
 import { CallError, ManifestError } from "../src/domain/Errors.js"
 import { coreSpecs } from "../src/services/CoreTools.js"
-import * as Manifest from "../src/services/Registry/Manifest.js"
+import * as Manifest from "../src/services/CoreTools/Manifest.js"
 import { coreContext } from "./lib/coreContext.js"
 
 const spec = (name: string, category: string = "discovery"): Manifest.AnyToolSpec =>

@@ -4,7 +4,7 @@ import { ToolConfig } from "../src/domain/Config.js"
 import type { Tool } from "../src/domain/Mcp.js"
 import * as Catalog from "../src/services/Registry/Catalog.js"
 import { coreSpecs } from "../src/services/CoreTools.js"
-import * as Manifest from "../src/services/Registry/Manifest.js"
+import * as Manifest from "../src/services/CoreTools/Manifest.js"
 import * as NameBudget from "../src/services/Registry/NameBudget.js"
 
 const hostPattern = /^[a-zA-Z0-9_-]{1,64}$/

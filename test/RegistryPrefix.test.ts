@@ -8,7 +8,7 @@ import type { Prompt } from "../src/domain/Surface.js"
 import { parseConfig } from "../src/services/Config.js"
 import * as Catalog from "../src/services/Registry/Catalog.js"
 import { coreSpecs } from "../src/services/CoreTools.js"
-import * as Manifest from "../src/services/Registry/Manifest.js"
+import * as Manifest from "../src/services/CoreTools/Manifest.js"
 import * as NameBudget from "../src/services/Registry/NameBudget.js"
 import * as S from "../src/services/Registry/Surface.js"
 

@@ -6,6 +6,7 @@ import type { Connection } from "../src/domain/Connection.js"
 import { CallError } from "../src/domain/Errors.js"
 import type { CallToolResult } from "../src/domain/Mcp.js"
 import { Config, parseConfig } from "../src/services/Config.js"
+import { CoreTools } from "../src/services/CoreTools.js"
 import { Registry } from "../src/services/Registry.js"
 import { Sources } from "../src/services/Sources.js"
 
@@ -45,6 +46,7 @@ const setup = (configText: string) =>
     const registry = yield* Registry.pipe(
       Effect.provide(
         Registry.DefaultWithoutDependencies.pipe(
+          Layer.provide(CoreTools.ProviderWithoutDependencies),
           Layer.provide(Layer.merge(Layer.succeed(Sources, sources), Config.layerTest(config)))
         )
       )

@@ -71,8 +71,8 @@ describe("the bin's start path", () => {
       "node_modules/picomatch/",
       "node_modules/diff/",
       "node_modules/ipaddr.js/",
-      "src/services/Registry/CoreTools/WebFetchHttp.ts",
-      "src/services/Registry/CoreTools/WebFetchGuard.ts",
+      "src/services/CoreTools/WebFetchHttp.ts",
+      "src/services/CoreTools/WebFetchGuard.ts",
       "src/services/Registry/ToolSearch.ts",
       // remote sources and OAuth
       "src/services/SourceClient/Remote.ts",
@@ -85,7 +85,7 @@ describe("the bin's start path", () => {
       // commands other than serve, the span exporter
       "src/transport/HttpRelay.ts",
       "src/transport/ReplayLog.ts",
-      "src/services/Registry/TypeScriptExport.ts",
+      "src/cli/TypeScriptExport.ts",
       "node_modules/@effect/opentelemetry/",
       "node_modules/@modelcontextprotocol/sdk/dist/esm/server/streamableHttp.js"
     ]

@@ -3,6 +3,7 @@ import { ConfigChain } from "../domain/Environment.js"
 import { CurrentLimits } from "../domain/Limits.js"
 import { Config, ConfigLocation } from "../services/Config.js"
 import { Connect } from "../services/Connect.js"
+import { CoreTools } from "../services/CoreTools.js"
 import { Daemon } from "../services/Daemon.js"
 import { Gateway } from "../services/Gateway.js"
 import { declaredCapabilities, HostBridge, SharedHosts } from "../services/HostBridge.js"
@@ -54,19 +55,21 @@ export const ConnectLive = (location: Location) => Connect.Default.pipe(Layer.pr
  */
 export const HealthLive = (location: Location) =>
   Layer.merge(Sources.Default, Registry.Default).pipe(
+    Layer.provide(CoreTools.Provider),
     Layer.provide(FromConfigLive),
     Layer.provideMerge(Config.Default),
     Layer.provide(ConfigLocation.layer(location))
   )
 
 /**
- * `clawtool serve`: Gateway over Registry over Sources, built once (layers are memoised per graph, so the
+ * `clawtool serve`: Gateway over Registry over Sources and CoreTools (the Registry's tool provider), built once (layers are memoised per graph, so the
  * Config that Telemetry reads is the one Sources uses). Telemetry is built first so every service captures
  * its tracer, and closed last so the spans of the shutdown are flushed too. Reload (ADR 016) shares the same Sources
  * and HostBridge by that memoisation: HostBridge is provided to both, so whichever builds Sources first sees it.
  */
 export const ServeLive = (location: Location) =>
   Layer.merge(Gateway.Default, Reload.Default).pipe(
+    Layer.provide(CoreTools.Provider),
     Layer.provide(HostBridge.Default),
     Layer.provide(TelemetryLive()),
     Layer.provide(FromConfigLive),
@@ -95,6 +98,7 @@ const SharedHostsLive = (flag: Option.Option<string>) =>
  */
 export const DaemonLive = (location: Location, listen: Option.Option<string>) =>
   Layer.mergeAll(Gateway.Default, Daemon.Default, Reload.Default).pipe(
+    Layer.provide(CoreTools.Provider),
     Layer.provide(HostBridge.Default),
     Layer.provide(TelemetryLive()),
     Layer.provide(SharedHostsLive(listen)),

@@ -1,173 +1,38 @@
-import { Effect, Schema } from "effect"
+import * as Path from "node:path"
+import { Effect, Layer, Option } from "effect"
 import { type CoreToolName, isCoreToolName } from "../domain/Config.js"
 import { CallError } from "../domain/Errors.js"
-import { ExitSummary, Status } from "../domain/Health.js"
+import type { JsonObject } from "../domain/Mcp.js"
+import { type CatalogView, CurrentToolProvider, type ToolProvider } from "../domain/ToolProvider.js"
+import { Config, ProcessEnv } from "./Config.js"
 import { Bash } from "./CoreTools/Bash.js"
 import { BashKill } from "./CoreTools/BashKill.js"
 import { BashPoll } from "./CoreTools/BashPoll.js"
-import { WebFetch } from "./CoreTools/WebFetch.js"
-import { WebSearch } from "./CoreTools/WebSearch.js"
-import { type AnyToolSpec, type CoreSetup, defineTool } from "./Registry/Manifest.js"
+import { BashRuns } from "./CoreTools/BashRuns.js"
+import { SourceHealth, ToolSearch } from "./CoreTools/Discovery.js"
 import { Edit } from "./CoreTools/Edit.js"
 import { Glob } from "./CoreTools/Glob.js"
 import { Grep } from "./CoreTools/Grep.js"
+import { Ledger } from "./CoreTools/Ledger.js"
+import * as Manifest from "./CoreTools/Manifest.js"
 import { Read } from "./CoreTools/Read.js"
+import * as Roots from "./CoreTools/Roots.js"
+import { WebFetch } from "./CoreTools/WebFetch.js"
+import { WebSearch } from "./CoreTools/WebSearch.js"
 import { Write } from "./CoreTools/Write.js"
-import { catalogLine, collisionLines, healthTable } from "../text.js"
+import { HostBridge, type HostPort } from "./HostBridge.js"
+import { Secrets } from "./Secrets.js"
 
 /**
  * clawtool's own tools. Order here is insertion order of the manifest; the wire order is the sort's.
  * The Go hot set is Bash, Read, Edit, Glob, Grep, WebFetch, WebSearch, ToolSearch: of those, ToolSearch exists here.
  */
 
-export const defaultSearchLimit = 5
-export const maxSearchLimit = 50
-
-const JsonSchemaObject = Schema.Record({ key: Schema.String, value: Schema.Unknown })
-
-const ToolSearchInput = Schema.Struct({
-  query: Schema.String.pipe(Schema.pattern(/\S/)).annotations({
-    description: 'Keywords for the task, e.g. "read a file" or "create issue"'
-  }),
-  limit: Schema.optionalWith(
-    Schema.Number.pipe(Schema.int(), Schema.between(1, maxSearchLimit)).annotations({
-      description: `How many tools to return (default ${defaultSearchLimit})`,
-      default: defaultSearchLimit
-    }),
-    { default: () => defaultSearchLimit }
-  )
-})
-
-const ToolSearchOutput = Schema.Struct({
-  results: Schema.Array(
-    Schema.Struct({
-      name: Schema.String.annotations({ description: "The wire name to call" }),
-      description: Schema.optional(Schema.String),
-      inputSchema: JsonSchemaObject,
-      score: Schema.Number
-    })
-  ),
-  catalogHash: Schema.String
-})
-
-export const ToolSearch = defineTool({
-  name: "ToolSearch",
-  description:
-    "Search every tool this server offers (clawtool's own and those of every connected source) by keywords. Returns the best matches, ranked (BM25), each with its wire name, description and input schema, so a tool that is not loaded yet can be called.",
-  keywords: ["search", "find", "discover", "lookup", "tools", "catalog", "load", "deferred", "schema"],
-  category: "discovery",
-  usageHint:
-    'Call with a few keywords for the task (e.g. "read file", "create issue"); then call a returned name directly, or through CallTool when it is not in your tool list, with arguments matching its inputSchema. Raise limit when the first matches do not fit.',
-  alwaysLoad: true,
-  annotations: { title: "Search tools", readOnlyHint: true, openWorldHint: false },
-  input: ToolSearchInput,
-  output: ToolSearchOutput,
-  handler: (input, context) =>
-    Effect.gen(function* () {
-      const { hash, hits } = yield* context.search(input.query, input.limit)
-      const structured = {
-        results: hits.map((hit) => ({
-          name: hit.name,
-          ...(hit.description === undefined ? {} : { description: hit.description }),
-          inputSchema: hit.inputSchema,
-          score: hit.score
-        })),
-        catalogHash: hash
-      }
-      return { text: JSON.stringify(structured), structured }
-    })
-})
-
-const SourceHealthInput = Schema.Struct({
-  instance: Schema.optional(Schema.String).annotations({ description: "Only this source instance" })
-})
-
-const SourceHealthOutput = Schema.Struct({
-  sources: Schema.Array(
-    Schema.Struct({
-      name: Schema.String,
-      status: Status,
-      reason: Schema.String,
-      toolCount: Schema.Number,
-      package: Schema.String,
-      pid: Schema.NullOr(Schema.Number),
-      startedAt: Schema.NullOr(Schema.String),
-      startupMs: Schema.NullOr(Schema.Number),
-      restarts: Schema.Number,
-      lastExit: Schema.NullOr(ExitSummary),
-      nextRetryAt: Schema.NullOr(Schema.String),
-      uptimeMs: Schema.NullOr(Schema.Number),
-      stdoutGarbage: Schema.Number,
-      /** `config`: the reload row (a failed reload of the config file, ADR 016), not a source. */
-      kind: Schema.optional(Schema.Literal("source", "config"))
-    })
-  ),
-  collisions: Schema.Array(
-    Schema.Struct({ wire: Schema.String, kept: Schema.String, dropped: Schema.Array(Schema.String) })
-  ),
-  catalogHash: Schema.String
-})
-
-export const SourceHealth = defineTool({
-  name: "SourceHealth",
-  description:
-    "Health of every source MCP server behind clawtool: status (running, starting, down, unauthenticated, crash-loop, idle; skipped: a config entry clawtool cannot use), why a source is not running, its tool count, start-up time and package; plus tool-name collisions and the catalog hash.",
-  keywords: [
-    "health",
-    "status",
-    "sources",
-    "servers",
-    "down",
-    "running",
-    "diagnose",
-    "collisions",
-    "missing",
-    "broken",
-    "failing",
-    "error",
-    "mcp",
-    "connected",
-    "tools"
-  ],
-  category: "setup",
-  usageHint:
-    "Call when a source tool is missing from the list or a call fails as not running: it says which source is down and why (missing secrets, crash, timeout). Pass instance to see one source.",
-  alwaysLoad: false,
-  annotations: { title: "Source health", readOnlyHint: true, openWorldHint: false },
-  input: SourceHealthInput,
-  output: SourceHealthOutput,
-  handler: (input, context) =>
-    Effect.gen(function* () {
-      const all = yield* context.health
-      const rows = input.instance === undefined ? all : all.filter((row) => row.name === input.instance)
-      if (input.instance !== undefined && rows.length === 0) {
-        return yield* new CallError({
-          tool: "SourceHealth",
-          reason: "NoSuchInstance",
-          detail: `no source instance named "${input.instance}" (known: ${all.map((row) => row.name).join(", ") || "none"})`
-        })
-      }
-      const catalog = yield* context.catalog
-      const collisions = catalog.collisions.map((collision) => ({ ...collision, dropped: [...collision.dropped] }))
-      const structured = {
-        // Everything but the stderr tail, which is long and for people (clawtool health --json).
-        sources: rows.map(({ stderrTail: _, ...row }) => row),
-        collisions,
-        catalogHash: catalog.hash
-      }
-      const listed = catalog.tools.length
-      const text = [healthTable(rows), ...collisionLines(catalog.collisions), catalogLine(catalog.hash, listed)].join(
-        "\n"
-      )
-      return { text, structured }
-    })
-})
-
 /** The registry's own tools, never switched off (tests of the catalog machinery use these alone). */
-export const registrySpecs: ReadonlyArray<AnyToolSpec> = [ToolSearch, SourceHealth]
+export const registrySpecs: ReadonlyArray<Manifest.AnyToolSpec> = [ToolSearch, SourceHealth]
 
 /** The manifest clawtool serves: the registry's own tools, then the core tools (`[core_tools]` gates those). */
-export const coreSpecs: ReadonlyArray<AnyToolSpec> = [
+export const coreSpecs: ReadonlyArray<Manifest.AnyToolSpec> = [
   ...registrySpecs,
   Bash,
   BashPoll,
@@ -189,7 +54,10 @@ export const coreSpecs: ReadonlyArray<AnyToolSpec> = [
 /** Tools that come and go with a core tool: Bash's background-run companions. */
 const companions: Readonly<Record<string, CoreToolName>> = { BashPoll: "Bash", BashKill: "Bash" }
 
-export const coreGate = (specs: ReadonlyArray<AnyToolSpec>, setup: CoreSetup): ReadonlyMap<string, string> => {
+export const coreGate = (
+  specs: ReadonlyArray<Manifest.AnyToolSpec>,
+  setup: Manifest.CoreSetup
+): ReadonlyMap<string, string> => {
   const off = new Map<string, string>()
   for (const spec of specs) {
     const gate = isCoreToolName(spec.name) ? spec.name : companions[spec.name]
@@ -203,3 +71,128 @@ export const coreGate = (specs: ReadonlyArray<AnyToolSpec>, setup: CoreSetup): R
   }
   return off
 }
+
+/**
+ * The core tools as one service, served by the Registry through the tool-provider contract (domain/ToolProvider.ts):
+ * their manifest and `[core_tools]` gate, and what they keep: the roots file tools may touch, each host session's
+ * read-before-edit ledger and background Bash runs (BashRuns, whose scope kills every run when clawtool stops).
+ */
+export class CoreTools extends Effect.Service<CoreTools>()("clawtool/CoreTools", {
+  dependencies: [Config.Default, Secrets.Default, BashRuns.Default],
+  scoped: Effect.gen(function* () {
+    const configService = yield* Config
+    const { config } = configService
+    const secrets = yield* Effect.serviceOption(Secrets)
+    const env = yield* ProcessEnv
+    const shell = Option.getOrUndefined(yield* Effect.serviceOption(BashRuns))
+    const listing = yield* Manifest.make(coreSpecs)
+    // Core tools see only the global scope and the environment (no instance is named ""); tests without the Secrets
+    // service see the environment.
+    const secret = (name: string) =>
+      Option.match(secrets, {
+        onSome: (service) => service.lookup("", name),
+        onNone: () => Option.fromNullable(env[name]).pipe(Option.filter((value) => value !== ""))
+      })
+    const disabled = coreGate(coreSpecs, { settings: config.core_tools, secret })
+    const host = Option.map(yield* Effect.serviceOption(HostBridge), (bridge) => bridge.port)
+    const roots = yield* hostRoots(config.roots, Path.dirname(configService.path), host)
+
+    const shared = {
+      roots: roots.current,
+      maxOutput: config.core_tools.max_output,
+      settings: config.core_tools,
+      ledger: new Ledger(),
+      secret,
+      shell
+    }
+    // The read-before-edit ledger and the background runs are the calling host's: in the daemon, a file one session
+    // read does not count as read by another, and a session neither sees nor stops another's runs (its own are killed
+    // when it ends). A caller with no session (a stateless request) gets a ledger of its own call and no runs at all.
+    const callerState: Effect.Effect<Pick<Manifest.CoreContext, "ledger" | "shell">> = Option.match(host, {
+      onNone: () => Effect.succeed(shared),
+      onSome: (port) =>
+        Effect.all({
+          ledger: Effect.map(
+            port.perCaller("ledger", () => new Ledger()),
+            Option.getOrElse(() => new Ledger())
+          ),
+          shell:
+            shell === undefined
+              ? Effect.succeed(undefined)
+              : Effect.map(
+                  port.perCaller(
+                    "bash-runs",
+                    () => shell.open(),
+                    (table) => shell.close(table)
+                  ),
+                  (table) => ({ tracker: shell.tracker, table: Option.getOrUndefined(table) })
+                )
+        })
+    })
+
+    const call = Effect.fn("CoreTools.call")(function* (name: string, args: JsonObject | undefined, view: CatalogView) {
+      yield* Effect.annotateCurrentSpan("gen_ai.tool.name", name)
+      const core = listing.byName.get(name)
+      if (core === undefined) {
+        return yield* new CallError({ tool: name, reason: "NoSuchTool", detail: `unknown tool "${name}"` })
+      }
+      const own = yield* callerState
+      return yield* core.call(args, { ...view, ...shared, ...own })
+    })
+
+    return { listing, disabled, call, rootsChanged: roots.invalidate } satisfies ToolProvider
+  })
+}) {
+  /** CoreTools as the Registry's tool provider (src/layers/ wires it). */
+  static readonly Provider = Layer.effect(CurrentToolProvider, CoreTools).pipe(Layer.provide(CoreTools.Default))
+
+  /** The provider over the Config (and optional Secrets, BashRuns, HostBridge) the caller provides: for tests. */
+  static readonly ProviderWithoutDependencies = Layer.effect(CurrentToolProvider, CoreTools).pipe(
+    Layer.provide(CoreTools.DefaultWithoutDependencies)
+  )
+}
+
+/**
+ * The core tools' roots (core-tools reference §1.3): the host's MCP roots when it declared the `roots` capability,
+ * asked once and again after roots/list_changed; else the config's `roots` (relative to the config's folder); else
+ * the directory clawtool started in. Roots that do not exist are dropped with a warning.
+ */
+const hostRoots = (configured: ReadonlyArray<string>, configDir: string, port: Option.Option<HostPort>) =>
+  Effect.gen(function* () {
+    const startDir = process.cwd()
+    const fallback = yield* Roots.normalize(configured.length > 0 ? configured : [startDir], configDir)
+    for (const line of fallback.dropped) yield* Effect.logWarning(`config: roots: dropped ${line}`)
+    // The host's URIs as real folders, once per answer: the bridge keeps one answer per host until its roots change.
+    const normalized = new WeakMap<ReadonlyArray<string>, ReadonlyArray<string>>()
+    const fromHost = (uris: ReadonlyArray<string>) =>
+      Effect.suspend(() => {
+        const known = normalized.get(uris)
+        if (known !== undefined) return Effect.succeed(known)
+        return Effect.gen(function* () {
+          const { roots, dropped } = yield* Roots.normalize(uris, startDir)
+          for (const line of dropped) yield* Effect.logWarning(`host roots: dropped ${line}`)
+          // A host that lists no root that exists here: the configured roots.
+          const used = roots.length === 0 ? fallback.roots : roots
+          normalized.set(uris, used)
+          return used
+        })
+      })
+    const current: Effect.Effect<ReadonlyArray<string>> = Option.match(port, {
+      onNone: () => Effect.succeed(fallback.roots),
+      onSome: (host) =>
+        host.callerRoots.pipe(
+          Effect.flatMap(Option.match({ onNone: () => Effect.succeed(fallback.roots), onSome: fromHost })),
+          // Not kept: the next call asks again.
+          Effect.catchAll((error) =>
+            Effect.as(
+              Effect.logWarning(`roots/list failed (${error.detail}); using the configured roots`),
+              fallback.roots
+            )
+          )
+        )
+    })
+    return {
+      current,
+      invalidate: Option.match(port, { onNone: () => Effect.void, onSome: (host) => host.forgetRoots })
+    } as const
+  })

@@ -1,25 +1,18 @@
-import * as Path from "node:path"
-import { Deferred, Duration, Effect, Either, Option, Runtime } from "effect"
+import { Deferred, Duration, Effect, Either, MutableRef, Option, Runtime } from "effect"
 import * as CallPlan from "../domain/CallPlan.js"
 import type { ClawtoolConfig } from "../domain/Config.js"
 import type { CallOptions } from "../domain/Connection.js"
 import { CallError } from "../domain/Errors.js"
 import type { CallToolRequest, CallToolResult, JsonObject, Tool } from "../domain/Mcp.js"
+import { type CatalogView, CurrentToolProvider } from "../domain/ToolProvider.js"
 import { prefixOf } from "../domain/Config.js"
 import { Config } from "./Config.js"
 import * as Catalogs from "./Registry/Catalog.js"
 import * as Forward from "./Registry/Forward.js"
 import * as Surface from "./Registry/Surface.js"
 import type { Catalog, InstanceTools } from "./Registry/CatalogTypes.js"
-import { coreGate, coreSpecs } from "./CoreTools.js"
-import { BashRuns } from "./CoreTools/BashRuns.js"
-import { Ledger } from "./CoreTools/Ledger.js"
-import * as CoreRoots from "./CoreTools/Roots.js"
-import * as Manifest from "./Registry/Manifest.js"
 import * as NameBudget from "./Registry/NameBudget.js"
 import type * as ToolSearch from "./Registry/ToolSearch.js"
-import { HostBridge } from "./HostBridge.js"
-import { Secrets } from "./Secrets.js"
 import { Sources } from "./Sources.js"
 
 export type { Catalog, CatalogEntry } from "./Registry/CatalogTypes.js"
@@ -42,28 +35,41 @@ const sameInput = (a: ReadonlyArray<InstanceTools>, b: ReadonlyArray<InstanceToo
   a.length === b.length && a.every((entry, i) => entry.instance === b[i]!.instance && entry.tools === b[i]!.tools)
 
 /**
- * The catalog the host sees and the routing back from it: clawtool's core tools beside every running source's
- * tools under budgeted `<instance>__<tool>` names, config gating (`enabled`, hints, alwaysLoad), the seed's
- * pipeline (hints → alwaysLoad → sort last) and a sha256 catalog hash.
+ * What the Registry derives and keeps until its inputs change, each with the inputs it was made from (compared by
+ * identity): one record, read synchronously because relayCall (ADR 009) routes without an Effect per call.
+ */
+interface Derived {
+  /** The wire names' prefixes, of one config object. */
+  readonly prefixes: { readonly config: ClawtoolConfig; readonly prefixes: NameBudget.Prefixes }
+  /** The catalog, of the instances' tool arrays and the config it was built from. */
+  readonly catalog:
+    | {
+        readonly input: ReadonlyArray<InstanceTools>
+        readonly config: ClawtoolConfig
+        readonly catalog: Catalog
+      }
+    | undefined
+  /** The search index, of the catalog hash it carries. */
+  readonly index: ToolSearch.Index | undefined
+  /** Resources, templates and prompts, of each running child's surface. */
+  readonly surface:
+    { readonly inputs: ReadonlyArray<Surface.SurfaceInput>; readonly surface: Surface.Surface } | undefined
+}
+
+/**
+ * The catalog the host sees and the routing back from it: the tool provider's (core tools) beside every running
+ * source's tools under budgeted `<instance>__<tool>` names, config gating (`enabled`, hints, alwaysLoad), the seed's
+ * pipeline (hints → alwaysLoad → sort last) and a sha256 catalog hash. Core tools reach it only through the
+ * provider contract (domain/ToolProvider.ts; CoreTools.Provider in the app's layers).
  */
 export class Registry extends Effect.Service<Registry>()("clawtool/Registry", {
-  dependencies: [Sources.Default, Config.Default, Secrets.Default, BashRuns.Default],
+  dependencies: [Sources.Default, Config.Default],
   effect: Effect.gen(function* () {
     const sources = yield* Sources
-    const configService = yield* Config
-    const { config, live } = configService
-    const secrets = yield* Effect.serviceOption(Secrets)
-    const shell = Option.getOrUndefined(yield* Effect.serviceOption(BashRuns))
-    const manifest = yield* Manifest.make(coreSpecs)
-    // Core tools see only the global scope and the environment (no instance is named ""); tests without the Secrets
-    // service see the environment.
-    const secret = (name: string) =>
-      Option.match(secrets, {
-        onSome: (service) => service.lookup("", name),
-        onNone: () => Option.fromNullable(process.env[name]).pipe(Option.filter((value) => value !== ""))
-      })
-    const coreDisabled = coreGate(coreSpecs, { settings: config.core_tools, secret })
-    const roots = yield* coreRoots(config.roots, Path.dirname(configService.path))
+    const { config, live } = yield* Config
+    const provider = yield* CurrentToolProvider
+    const manifest = provider.listing
+    const coreDisabled = provider.disabled
     const runtime = yield* Effect.runtime<never>()
 
     yield* warnUnknownSelectors(config)
@@ -76,11 +82,20 @@ export class Registry extends Effect.Service<Registry>()("clawtool/Registry", {
           Object.entries(from.sources).map(([instance, source]) => [instance, prefixOf(instance, source)])
         )
       )
-    let prefixTable = { config: config, prefixes: prefixesOf(config) }
+    const derived = MutableRef.make<Derived>({
+      prefixes: { config, prefixes: prefixesOf(config) },
+      catalog: undefined,
+      index: undefined,
+      surface: undefined
+    })
+    const keep = (update: Partial<Derived>) => MutableRef.update(derived, (kept) => ({ ...kept, ...update }))
     const currentPrefixes = () => {
       const current = live.get()
-      if (prefixTable.config !== current) prefixTable = { config: current, prefixes: prefixesOf(current) }
-      return prefixTable.prefixes
+      const kept = MutableRef.get(derived).prefixes
+      if (kept.config === current) return kept.prefixes
+      const next = prefixesOf(current)
+      keep({ prefixes: { config: current, prefixes: next } })
+      return next
     }
     const prefixes: NameBudget.Prefixes = {
       of: (instance) => currentPrefixes().of(instance),
@@ -89,18 +104,10 @@ export class Registry extends Effect.Service<Registry>()("clawtool/Registry", {
 
     // The catalog is rebuilt only when some instance's tool list or the config (a reload, ADR 016) changed; the search
     // index only when the hash did. Tool rules, name_budget and hints come from the live config: no child restarts.
-    let built:
-      | {
-          readonly input: ReadonlyArray<InstanceTools>
-          readonly config: ClawtoolConfig
-          readonly catalog: Catalog
-        }
-      | undefined
-    let index: ToolSearch.Index | undefined
-
     const catalogNow = (): Catalog => {
       const input = sources.catalogNow()
       const current = live.get()
+      const built = MutableRef.get(derived).catalog
       if (built !== undefined && built.config === current && sameInput(built.input, input)) return built.catalog
       const next = Catalogs.build({
         mode: current.catalog,
@@ -111,7 +118,7 @@ export class Registry extends Effect.Service<Registry>()("clawtool/Registry", {
         coreDisabled,
         prefixes
       })
-      built = { input, config: current, catalog: next }
+      keep({ catalog: { input, config: current, catalog: next } })
       return next
     }
     const catalog: Effect.Effect<Catalog> = Effect.sync(catalogNow)
@@ -119,59 +126,23 @@ export class Registry extends Effect.Service<Registry>()("clawtool/Registry", {
     const search = (query: string, limit: number) =>
       Effect.gen(function* () {
         const current = yield* catalog
+        let index = MutableRef.get(derived).index
         if (index === undefined || index.hash !== current.hash) {
           // The index (MiniSearch, the stemmer) loads on the first search: most sessions never search.
           const { build } = yield* Effect.promise(() => import("./Registry/ToolSearch.js"))
           index = build(current, manifest)
+          keep({ index })
         }
         return { hash: current.hash, hits: index.search(query, limit) }
       }).pipe(Effect.withSpan("Registry.search", { attributes: { "clawtool.search.limit": limit } }))
 
-    const context: Manifest.CoreContext = {
-      catalog,
-      health: sources.health,
-      search,
-      roots: roots.current,
-      maxOutput: config.core_tools.max_output,
-      settings: config.core_tools,
-      ledger: new Ledger(),
-      secret,
-      shell
-    }
-    // The read-before-edit ledger and the background runs are the calling host's: in the daemon, a file one session
-    // read does not count as read by another, and a session neither sees nor stops another's runs (its own are killed
-    // when it ends). A caller with no session (a stateless request) gets a ledger of its own call and no runs at all.
-    const host = Option.map(yield* Effect.serviceOption(HostBridge), (bridge) => bridge.port)
-    const callerContext: Effect.Effect<Manifest.CoreContext> = Option.match(host, {
-      onNone: () => Effect.succeed(context),
-      onSome: (port) =>
-        Effect.map(
-          Effect.all({
-            ledger: Effect.map(
-              port.perCaller("ledger", () => new Ledger()),
-              Option.getOrElse(() => new Ledger())
-            ),
-            shell:
-              shell === undefined
-                ? Effect.succeed(undefined)
-                : Effect.map(
-                    port.perCaller(
-                      "bash-runs",
-                      () => shell.open(),
-                      (table) => shell.close(table)
-                    ),
-                    (table) => ({ tracker: shell.tracker, table: Option.getOrUndefined(table) })
-                  )
-          }),
-          (own): Manifest.CoreContext => ({ ...context, ...own })
-        )
-    })
+    /** What the provider's tools (ToolSearch, SourceHealth) read of the catalog. */
+    const view: CatalogView = { catalog, health: sources.health, search }
 
     // Resources, templates and prompts of the running children, rebuilt only when one child's surface changed.
-    let builtSurface:
-      { readonly inputs: ReadonlyArray<Surface.SurfaceInput>; readonly surface: Surface.Surface } | undefined
     const surface: Effect.Effect<Surface.Surface> = Effect.gen(function* () {
       const running = new Map((yield* sources.running).map((child) => [child.instance, child]))
+      const builtSurface = MutableRef.get(derived).surface
       // Like its tools, a restarting instance keeps its last surface listed (requests to it fail as not running), so
       // a restart that brings the same catalog back announces nothing.
       const listed = (yield* sources.catalog).map((entry) => entry.instance)
@@ -195,21 +166,19 @@ export class Registry extends Effect.Service<Registry>()("clawtool/Registry", {
             input.capabilities === inputs[i]!.capabilities &&
             input.surface === inputs[i]!.surface
         )
-      if (!same) {
-        builtSurface = { inputs, surface: Surface.build(inputs, prefixes) }
-        for (const { wire, kept, dropped } of builtSurface.surface.promptCollisions) {
-          yield* Effect.logWarning(
-            `prompt name collision on "${wire}": kept ${kept}; not served: ${dropped.join(", ")}`
-          )
-        }
+      if (same) return builtSurface.surface
+      const rebuilt = { inputs, surface: Surface.build(inputs, prefixes) }
+      keep({ surface: rebuilt })
+      for (const { wire, kept, dropped } of rebuilt.surface.promptCollisions) {
+        yield* Effect.logWarning(`prompt name collision on "${wire}": kept ${kept}; not served: ${dropped.join(", ")}`)
       }
-      return builtSurface!.surface
+      return rebuilt.surface
     })
     const relayed = Forward.make(sources, surface, prefixes)
     // The host's roots changed: the core tools' roots are read again on next use, and children hear it.
     const forward: typeof relayed = {
       ...relayed,
-      rootsChanged: Effect.zipRight(roots.invalidate, relayed.rootsChanged)
+      rootsChanged: Effect.zipRight(provider.rootsChanged, relayed.rootsChanged)
     }
 
     /** Exactly what tools/list answers (in search mode, the hot set and CallTool). */
@@ -269,8 +238,7 @@ export class Registry extends Effect.Service<Registry>()("clawtool/Registry", {
           }
           return yield* call(target.name, { ...request, arguments: target.arguments }, options)
         }
-        const core = manifest.byName.get(wire)
-        if (core !== undefined) {
+        if (manifest.byName.has(wire)) {
           const rule = coreDisabled.get(wire)
           if (rule !== undefined) {
             return yield* new CallError({
@@ -281,7 +249,7 @@ export class Registry extends Effect.Service<Registry>()("clawtool/Registry", {
                 : `"${wire}" is not served: ${rule}`
             })
           }
-          return yield* core.call(request.arguments, yield* callerContext)
+          return yield* provider.call(wire, request.arguments, view)
         }
         let current = yield* catalog
         let route = current.routes.get(wire)
@@ -355,20 +323,19 @@ export class Registry extends Effect.Service<Registry>()("clawtool/Registry", {
      * resources and prompts one after the other waits once). Late sources are announced by list_changed (Gateway).
      */
     const listWaitOver = yield* Deferred.make<void>()
-    let listClock = false
+    // A daemon: a host cancelling its first list must not end the wait its other lists share.
+    const startListClock = yield* Effect.once(
+      Effect.forkDaemon(
+        Effect.zipRight(
+          // A source serving its persisted catalog is never waited for (its tools are already known).
+          Effect.timeoutOption(sources.awaitListed, config.list_wait),
+          Deferred.succeed(listWaitOver, undefined)
+        )
+      )
+    )
     const listWait: Effect.Effect<void> = Duration.isZero(config.list_wait)
       ? Effect.void
-      : Effect.suspend(() => {
-          if (listClock) return Deferred.await(listWaitOver)
-          listClock = true
-          // A daemon: a host cancelling its first list must not end the wait its other lists share.
-          const clock = Effect.zipRight(
-            // A source serving its persisted catalog is never waited for (its tools are already known).
-            Effect.timeoutOption(sources.awaitListed, config.list_wait),
-            Deferred.succeed(listWaitOver, undefined)
-          )
-          return Effect.zipRight(Effect.forkDaemon(clock), Deferred.await(listWaitOver))
-        })
+      : Effect.zipRight(startListClock, Deferred.await(listWaitOver))
 
     return {
       list,
@@ -383,7 +350,6 @@ export class Registry extends Effect.Service<Registry>()("clawtool/Registry", {
       forward,
       /** The full catalog: listed tools, every entry with its rule, collisions, hash and routes. */
       catalog,
-      manifest,
       search,
       health: sources.health,
       changes: sources.changes,
@@ -391,49 +357,3 @@ export class Registry extends Effect.Service<Registry>()("clawtool/Registry", {
     } as const
   })
 }) {}
-
-/**
- * The core tools' roots (core-tools reference §1.3): the host's MCP roots when it declared the `roots` capability,
- * asked once and again after roots/list_changed; else the config's `roots` (relative to the config's folder); else
- * the directory clawtool started in. Roots that do not exist are dropped with a warning.
- */
-const coreRoots = (configured: ReadonlyArray<string>, configDir: string) =>
-  Effect.gen(function* () {
-    const startDir = process.cwd()
-    const fallback = yield* CoreRoots.normalize(configured.length > 0 ? configured : [startDir], configDir)
-    for (const line of fallback.dropped) yield* Effect.logWarning(`config: roots: dropped ${line}`)
-    const port = Option.map(yield* Effect.serviceOption(HostBridge), (bridge) => bridge.port)
-    // The host's URIs as real folders, once per answer: the bridge keeps one answer per host until its roots change.
-    const normalized = new WeakMap<ReadonlyArray<string>, ReadonlyArray<string>>()
-    const fromHost = (uris: ReadonlyArray<string>) =>
-      Effect.suspend(() => {
-        const known = normalized.get(uris)
-        if (known !== undefined) return Effect.succeed(known)
-        return Effect.gen(function* () {
-          const { roots, dropped } = yield* CoreRoots.normalize(uris, startDir)
-          for (const line of dropped) yield* Effect.logWarning(`host roots: dropped ${line}`)
-          // A host that lists no root that exists here: the configured roots.
-          const used = roots.length === 0 ? fallback.roots : roots
-          normalized.set(uris, used)
-          return used
-        })
-      })
-    const current: Effect.Effect<ReadonlyArray<string>> = Option.match(port, {
-      onNone: () => Effect.succeed(fallback.roots),
-      onSome: (host) =>
-        host.callerRoots.pipe(
-          Effect.flatMap(Option.match({ onNone: () => Effect.succeed(fallback.roots), onSome: fromHost })),
-          // Not kept: the next call asks again.
-          Effect.catchAll((error) =>
-            Effect.as(
-              Effect.logWarning(`roots/list failed (${error.detail}); using the configured roots`),
-              fallback.roots
-            )
-          )
-        )
-    })
-    return {
-      current,
-      invalidate: Option.match(port, { onNone: () => Effect.void, onSome: (host) => host.forgetRoots })
-    } as const
-  })

@@ -1,7 +1,7 @@
 import { Effect, Option } from "effect"
 import { CoreToolsConfig } from "../../src/domain/Config.js"
 import { Ledger } from "../../src/services/CoreTools/Ledger.js"
-import type { CoreContext } from "../../src/services/Registry/Manifest.js"
+import type { CoreContext } from "../../src/services/CoreTools/Manifest.js"
 
 /**
  * A CoreContext for calling core tool handlers directly: the given roots (real paths), a fresh ledger, default

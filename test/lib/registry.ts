@@ -2,6 +2,7 @@ import { Either, Layer } from "effect"
 import * as Path from "node:path"
 import { CatalogCache } from "../../src/services/CatalogCache.js"
 import { Config, parseConfig } from "../../src/services/Config.js"
+import { CoreTools } from "../../src/services/CoreTools.js"
 import { Registry } from "../../src/services/Registry.js"
 import { Secrets } from "../../src/services/Secrets.js"
 import { SourceClient } from "../../src/services/SourceClient/SourceClient.js"
@@ -37,5 +38,8 @@ export const registryLayer = (toml: string, cache: Layer.Layer<CatalogCache> = C
       Layer.mergeAll(configLayer, Secrets.layerTest({ sources: config.sources }), SourceClient.Default, cache)
     )
   )
-  return Registry.DefaultWithoutDependencies.pipe(Layer.provideMerge(Layer.merge(sources, configLayer)))
+  return Registry.DefaultWithoutDependencies.pipe(
+    Layer.provide(CoreTools.ProviderWithoutDependencies),
+    Layer.provideMerge(Layer.merge(sources, configLayer))
+  )
 }

@@ -6,7 +6,7 @@ import { ToolConfig } from "../../src/domain/Config.js"
 import type { Tool } from "../../src/domain/Mcp.js"
 import * as Catalog from "../../src/services/Registry/Catalog.js"
 import { registrySpecs } from "../../src/services/CoreTools.js"
-import * as Manifest from "../../src/services/Registry/Manifest.js"
+import * as Manifest from "../../src/services/CoreTools/Manifest.js"
 
 const manifest = Either.getOrThrow(Manifest.make(registrySpecs))
 const tool = (name: string): Tool => ({ name, description: `does ${name}`, inputSchema: { type: "object" } })

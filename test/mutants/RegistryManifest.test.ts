@@ -2,7 +2,7 @@
 // loads hides its mutants): the wire schemas, the error details and the hint map.
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Either, Schema } from "effect"
-import * as Manifest from "../../src/services/Registry/Manifest.js"
+import * as Manifest from "../../src/services/CoreTools/Manifest.js"
 
 const spec = (name: string, extra: Partial<Manifest.AnyToolSpec> = {}): Manifest.AnyToolSpec =>
   Manifest.defineTool({

@@ -9,7 +9,7 @@ import * as Path from "node:path"
 import { ToolConfig } from "../../src/domain/Config.js"
 import * as Catalog from "../../src/services/Registry/Catalog.js"
 import { registrySpecs } from "../../src/services/CoreTools.js"
-import * as Manifest from "../../src/services/Registry/Manifest.js"
+import * as Manifest from "../../src/services/CoreTools/Manifest.js"
 import * as TypeScriptExport from "../../src/cli/TypeScriptExport.js"
 import { outputDirs } from "../lib/sources.js"
 

@@ -1,6 +1,6 @@
 import { Effect, Schema } from "effect"
 import { CallError } from "../../domain/Errors.js"
-import { defineTool } from "../Registry/Manifest.js"
+import { defineTool } from "./Manifest.js"
 import { fitResult } from "./Budget.js"
 import { commandEnvironment, footer, ShellRun } from "./BashProcess.js"
 import { backgroundHeadBytes, backgroundTailBytes, maxLiveRuns, sessionless } from "./BashRuns.js"

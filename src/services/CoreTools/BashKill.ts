@@ -1,5 +1,5 @@
 import { Effect } from "effect"
-import { defineTool } from "../Registry/Manifest.js"
+import { defineTool } from "./Manifest.js"
 import { BashOutputSchema } from "./Bash.js"
 import { findRun, snapshot, TaskInput } from "./BashPoll.js"
 

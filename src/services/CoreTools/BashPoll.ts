@@ -1,6 +1,6 @@
 import { Effect, Schema } from "effect"
 import { CallError } from "../../domain/Errors.js"
-import { type CoreContext, defineTool } from "../Registry/Manifest.js"
+import { type CoreContext, defineTool } from "./Manifest.js"
 import { BashOutputSchema, noShell } from "./Bash.js"
 import { fitResult } from "./Budget.js"
 import { footer } from "./BashProcess.js"

@@ -1,4 +1,4 @@
-import type { CoreResult } from "../Registry/Manifest.js"
+import type { CoreResult } from "./Manifest.js"
 
 /**
  * The output budget of core tools (`[core_tools] max_output`): no result carries more characters than that, text and

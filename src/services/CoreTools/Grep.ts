@@ -1,7 +1,7 @@
 import * as Fs from "node:fs/promises"
 import { Effect, Schema } from "effect"
 import { CallError } from "../../domain/Errors.js"
-import { defineTool } from "../Registry/Manifest.js"
+import { defineTool } from "./Manifest.js"
 import * as Budget from "./Budget.js"
 import * as Ripgrep from "./Ripgrep.js"
 import * as Roots from "./Roots.js"

@@ -1,7 +1,7 @@
 import { Effect, Schema } from "effect"
 import { CallError } from "../../domain/Errors.js"
 import { version } from "../../version.js"
-import { defineTool } from "../Registry/Manifest.js"
+import { defineTool } from "./Manifest.js"
 import { fitResult, sizeOf } from "./Budget.js"
 import type { Fetched } from "./WebFetchHttp.js"
 

@@ -1,6 +1,6 @@
 import { Effect, Option, Schema } from "effect"
 import { CallError } from "../../domain/Errors.js"
-import { type CoreSetup, defineTool } from "../Registry/Manifest.js"
+import { type CoreSetup, defineTool } from "./Manifest.js"
 import { fitResult } from "./Budget.js"
 import { type Backend, keyNames, pickBackend, redact, search, SearchFailure, selectHits } from "./WebSearchBackends.js"
 

@@ -1,19 +1,19 @@
 import type { ToolConfig } from "../../domain/Config.js"
 import type { Tool } from "../../domain/Mcp.js"
-import type { Manifest } from "./Manifest.js"
+import { alwaysLoadSet, type ToolListing, usageHints } from "../../domain/ToolProvider.js"
 import * as CallTool from "./CallTool.js"
 import type { Catalog, CatalogEntry, CatalogMode, HostView, InstanceTools, Route } from "./CatalogTypes.js"
-import * as Manifests from "./Manifest.js"
 import * as NameBudget from "./NameBudget.js"
 import * as Pipeline from "./Pipeline.js"
 
-/** The catalog's types are in CatalogTypes.ts (Manifest and ToolSearch need them, not this file); tests read these here. */
+/** The catalog's types are in CatalogTypes.ts (ToolSearch and the CLI need them, not this file); tests read these here. */
 export type { Catalog, InstanceTools } from "./CatalogTypes.js"
 
 export interface CatalogInput {
   /** Default "full". */
   readonly mode?: CatalogMode | undefined
-  readonly manifest: Manifest
+  /** The provider's tools (core tools): listed first, under their own names. */
+  readonly manifest: ToolListing
   readonly sources: ReadonlyArray<InstanceTools>
   /** `[tools."<instance>.<tool>"]` tables. */
   readonly toolConfig: Readonly<Record<string, ToolConfig>>
@@ -225,8 +225,8 @@ const configIndex = (toolConfig: Readonly<Record<string, ToolConfig>>) => {
  * hash and the token counts come from that JSON).
  */
 export const build = (input: CatalogInput): Catalog => {
-  const coreHints = Manifests.usageHints(input.manifest)
-  const coreHot = Manifests.alwaysLoadSet(input.manifest)
+  const coreHints = usageHints(input.manifest)
+  const coreHot = alwaysLoadSet(input.manifest)
   const coreCandidates = input.manifest.tools.map((core): Candidate => ({
     kind: "core",
     instance: "",

@@ -1,10 +1,13 @@
-import type { JsonObject, Tool } from "../../domain/Mcp.js"
+import type { Tool } from "../../domain/Mcp.js"
 import type * as NameBudget from "./NameBudget.js"
+
+/** What ToolSearch finds: defined with the read-only view core tools search through (domain/ToolProvider.ts). */
+export type { SearchHit } from "../../domain/ToolProvider.js"
 
 /**
  * The catalog as its readers see it: what Catalog.build makes (listed tools, entries, routes, the host's view) and
- * what ToolSearch finds in it. Types only, importing neither Catalog.ts nor Manifest.ts, so the manifest's core tools
- * (which read the live catalog and search it) and the catalog built from that manifest need no import of each other.
+ * what ToolSearch finds in it. Types only, importing no builder: the core tools read the live catalog through the
+ * narrower CatalogView (domain/ToolProvider.ts), so they and the Registry need no import of each other.
  */
 
 /** The tools one running instance serves, as the child sent them (Sources.catalog). */
@@ -72,12 +75,4 @@ export interface HostView {
   readonly listJson: string
   /** ~Tokens of the tool definitions the host receives. */
   readonly tokens: number
-}
-
-/** One ToolSearch result: a listed tool and its score. */
-export interface SearchHit {
-  readonly name: string
-  readonly description: string | undefined
-  readonly inputSchema: JsonObject
-  readonly score: number
 }

@@ -1,5 +1,6 @@
 import { Option } from "effect"
 import { createHash } from "node:crypto"
+import type { Collision } from "../../domain/ToolProvider.js"
 import * as WireName from "../../domain/WireName.js"
 
 /** What hosts accept as a tool name (Claude, OpenAI, Cursor): the limit is the budget, checked separately. */
@@ -90,13 +91,8 @@ export const wireName = (
   return { wire: `${clean.slice(0, budget - suffix.length)}${suffix}`, instance, tool, shaping: "shortened" }
 }
 
-/** A wire name claimed by more than one tool: the first keeps it, the others are not served. */
-export interface Collision {
-  readonly wire: string
-  /** `<instance>.<tool>` for source tools, the bare name for core tools. */
-  readonly kept: string
-  readonly dropped: ReadonlyArray<string>
-}
+/** A wire name claimed by more than one tool: the first keeps it, the others are not served (domain/ToolProvider.ts). */
+export type { Collision }
 
 export interface Claim<A> {
   readonly wire: string

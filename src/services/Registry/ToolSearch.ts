@@ -1,8 +1,8 @@
 import MiniSearch from "minisearch"
 import { stemmer } from "stemmer"
 import type { JsonObject, Tool } from "../../domain/Mcp.js"
+import type { ToolListing } from "../../domain/ToolProvider.js"
 import type { Catalog, SearchHit } from "./CatalogTypes.js"
-import type { Manifest } from "./Manifest.js"
 import { byteOrder } from "./Pipeline.js"
 import { objectGroups, stopWords, synonymGroups } from "./ToolSearchWords.js"
 
@@ -205,7 +205,7 @@ const titleOf = (tool: Tool): string => {
 export const discoveryTools: ReadonlySet<string> = new Set(["ToolSearch", "CallTool"])
 
 /** The documents of one catalog: listed tools only (what the host could call), the discovery tools excepted. */
-export const documents = (catalog: Catalog, manifest: Manifest): ReadonlyArray<SearchDocument> => {
+export const documents = (catalog: Catalog, manifest: ToolListing): ReadonlyArray<SearchDocument> => {
   const byWire = new Map(catalog.entries.filter((entry) => entry.listed).map((entry) => [entry.wire, entry]))
   return catalog.tools
     .filter((tool) => !discoveryTools.has(tool.name))
@@ -261,7 +261,7 @@ const changesThings = (tool: Tool): boolean => {
   return typeof annotations === "object" && annotations !== null && (annotations as JsonObject).readOnlyHint !== true
 }
 
-export const build = (catalog: Catalog, manifest: Manifest): Index => {
+export const build = (catalog: Catalog, manifest: ToolListing): Index => {
   const index = new MiniSearch<SearchDocument>({
     fields: ["name", "title", "keywords", "description", "hint", "params"],
     idField: "id",

@@ -1,11 +1,12 @@
 import { Effect, Either, JSONSchema, type Option, ParseResult, Schema } from "effect"
 import type { CoreToolsConfig } from "../../domain/Config.js"
 import { CallError, ManifestError } from "../../domain/Errors.js"
-import type { HealthRow } from "../../domain/Health.js"
 import type { CallToolResult, JsonObject, Tool } from "../../domain/Mcp.js"
-import type { Catalog, SearchHit } from "./CatalogTypes.js"
-import type { ShellRuns } from "../CoreTools/BashRuns.js"
-import type { Ledger } from "../CoreTools/Ledger.js"
+import type { CatalogView, ToolListing } from "../../domain/ToolProvider.js"
+import type { ShellRuns } from "./BashRuns.js"
+import type { Ledger } from "./Ledger.js"
+
+export { alwaysLoadSet, usageHints } from "../../domain/ToolProvider.js"
 
 /**
  * The typed manifest of clawtool's own tools (the seed's `registry.Manifest`): one source of truth for each core
@@ -17,18 +18,11 @@ export type Category = (typeof categories)[number]
 export const isCategory = (value: string): value is Category => (categories as ReadonlyArray<string>).includes(value)
 
 /**
- * What a core tool's handler can read: the live catalog (core and source tools), every instance's health, and what
- * the file, shell and web tools share. Interrupting a handler is the host's cancellation: handlers release what they
- * hold (child processes, sockets, locks) in finalizers.
+ * What a core tool's handler can read: the live catalog (core and source tools) and every instance's health, read
+ * only (CatalogView), and what the file, shell and web tools share. Interrupting a handler is the host's
+ * cancellation: handlers release what they hold (child processes, sockets, locks) in finalizers.
  */
-export interface CoreContext {
-  readonly catalog: Effect.Effect<Catalog>
-  readonly health: Effect.Effect<ReadonlyArray<HealthRow>>
-  /** BM25 over the live catalog; the index is rebuilt when the catalog hash changes. */
-  readonly search: (
-    query: string,
-    limit: number
-  ) => Effect.Effect<{ readonly hash: string; readonly hits: ReadonlyArray<SearchHit> }>
+export interface CoreContext extends CatalogView {
   /**
    * The directories file tools may touch, as real paths, in priority order: the host's MCP roots when it declared the
    * `roots` capability (re-read after roots/list_changed), else the config's `roots`, else the directory clawtool
@@ -39,7 +33,7 @@ export interface CoreContext {
   readonly maxOutput: number
   /** `[core_tools]` as configured (per-tool tables: `settings.WebFetch.allow_private`, …). */
   readonly settings: CoreToolsConfig
-  /** Read-before-edit records and per-file write locks, shared by Read, Edit and Write for the whole process. */
+  /** Read-before-edit records and per-file write locks, shared by Read, Edit and Write for the calling host session. */
   readonly ledger: Ledger
   /** A secret from secrets.toml `[scopes.global]` or the environment (e.g. BRAVE_API_KEY); never echo it. */
   readonly secret: (name: string) => Option.Option<string>
@@ -110,7 +104,8 @@ export interface CoreTool {
   readonly call: (args: JsonObject | undefined, context: CoreContext) => Effect.Effect<CallToolResult, CallError>
 }
 
-export interface Manifest {
+/** The core tools' listing (domain/ToolProvider.ts), with each tool's handler. */
+export interface Manifest extends ToolListing {
   /** In insertion order. */
   readonly tools: ReadonlyArray<CoreTool>
   readonly byName: ReadonlyMap<string, CoreTool>
@@ -162,18 +157,6 @@ export const make = (specs: ReadonlyArray<AnyToolSpec>): Either.Either<Manifest,
   }
   return Either.right({ tools, byName })
 }
-
-/** Names of the specs marked alwaysLoad (the hot set). */
-export const alwaysLoadSet = (manifest: Manifest): ReadonlySet<string> =>
-  new Set(manifest.tools.filter((core) => core.spec.alwaysLoad).map((core) => core.spec.name))
-
-/** `{ name: hint }` for specs with a non-empty hint. */
-export const usageHints = (manifest: Manifest): ReadonlyMap<string, string> =>
-  new Map(
-    manifest.tools
-      .filter((core) => core.spec.usageHint.trim() !== "")
-      .map((core) => [core.spec.name, core.spec.usageHint] as const)
-  )
 
 // =============================================================================
 // Internal

@@ -1,0 +1,102 @@
+import { Context, type Effect } from "effect"
+import type { CallError } from "./Errors.js"
+import type { HealthRow } from "./Health.js"
+import type { CallToolResult, JsonObject, Tool } from "./Mcp.js"
+
+/**
+ * The one contract between the Registry and the tools it serves beside the sources' (clawtool's core tools today):
+ * what a provider lists, which of its tools this setup switches off, and how a call reaches one. The Registry names,
+ * gates and routes them; the provider owns their state (the read-before-edit ledger, background runs, roots). The
+ * provider's tools read the catalog they are part of through a CatalogView, never the Registry itself.
+ */
+
+/** What the catalog and the search index read of one provided tool besides its definition. */
+export interface ToolTraits {
+  /** The tool's own name (its definition's name; PascalCase for core tools). */
+  readonly name: string
+  /** Search words beyond its name and description. */
+  readonly keywords: ReadonlyArray<string>
+  /** HOW to use it, surfaced as `_meta.clawtool.usage_hint` when not blank. */
+  readonly usageHint: string
+  /** Listed with `_meta["anthropic/alwaysLoad"]` (the hot set). */
+  readonly alwaysLoad: boolean
+}
+
+/** One provided tool: its definition as tools/list sends it before wire naming, and its traits. */
+export interface ProvidedTool {
+  readonly tool: Tool
+  readonly spec: ToolTraits
+}
+
+/** A provider's tools, in its order, and by name. */
+export interface ToolListing {
+  readonly tools: ReadonlyArray<ProvidedTool>
+  readonly byName: ReadonlyMap<string, ProvidedTool>
+}
+
+/** The catalog as a provider's tools see it: read only, a snapshot per read. */
+export interface CatalogSnapshot {
+  /** Exactly what tools/list lists (every mode's routing sees these). */
+  readonly tools: ReadonlyArray<Tool>
+  readonly hash: string
+  readonly collisions: ReadonlyArray<Collision>
+}
+
+/** Two or more tools claimed one wire name: the one kept and the ones not served. */
+export interface Collision {
+  readonly wire: string
+  /** `<instance>.<tool>` for source tools, the bare name for core tools. */
+  readonly kept: string
+  readonly dropped: ReadonlyArray<string>
+}
+
+/** One ToolSearch result: a listed tool and its score. */
+export interface SearchHit {
+  readonly name: string
+  readonly description: string | undefined
+  readonly inputSchema: JsonObject
+  readonly score: number
+}
+
+/** What a provided tool may read of the catalog and the sources behind it (ToolSearch, SourceHealth). */
+export interface CatalogView {
+  readonly catalog: Effect.Effect<CatalogSnapshot>
+  readonly health: Effect.Effect<ReadonlyArray<HealthRow>>
+  /** BM25 over the live catalog; the index is rebuilt when the catalog hash changes. */
+  readonly search: (
+    query: string,
+    limit: number
+  ) => Effect.Effect<{ readonly hash: string; readonly hits: ReadonlyArray<SearchHit> }>
+}
+
+export interface ToolProvider {
+  readonly listing: ToolListing
+  /** Tools of the listing this setup does not serve, each with the rule that decided (shown by `tools list`). */
+  readonly disabled: ReadonlyMap<string, string>
+  /**
+   * Calls one of its tools (a name of the listing) for the calling host; `view` is the catalog it may read. Interrupting
+   * it is the host's cancellation.
+   */
+  readonly call: (
+    name: string,
+    args: JsonObject | undefined,
+    view: CatalogView
+  ) => Effect.Effect<CallToolResult, CallError>
+  /** The host's roots changed: the provider reads them again on next use. */
+  readonly rootsChanged: Effect.Effect<void>
+}
+
+/** The provider the Registry serves: CoreTools (`CoreTools.Provider`, wired in src/layers/). */
+export class CurrentToolProvider extends Context.Tag("clawtool/ToolProvider")<CurrentToolProvider, ToolProvider>() {}
+
+/** Names of the tools marked alwaysLoad (the hot set). */
+export const alwaysLoadSet = (listing: ToolListing): ReadonlySet<string> =>
+  new Set(listing.tools.filter((provided) => provided.spec.alwaysLoad).map((provided) => provided.spec.name))
+
+/** `{ name: hint }` for tools with a non-empty hint. */
+export const usageHints = (listing: ToolListing): ReadonlyMap<string, string> =>
+  new Map(
+    listing.tools
+      .filter((provided) => provided.spec.usageHint.trim() !== "")
+      .map((provided) => [provided.spec.name, provided.spec.usageHint] as const)
+  )
