@@ -103,16 +103,46 @@ export const synonymGroups: ReadonlyArray<ReadonlyArray<string>> = [
  * What a tool acts on, read from its name and title: tool names are mostly verb and object (`create_entities`,
  * `read_text_file`, `list_directory`), and the object is what tells a family's tools apart. Each group lists the words
  * users say for one kind of thing; a query naming a thing its name names ranks the tool above those that only share
- * other words with the query (ToolSearch.ts, `objectWeight`).
+ * other words with the query (ToolSearch.ts, `objectWeight`), and a word of a group also looks for the group's own name
+ * (`kindWeight`). A relation is also what states one between two things (manages, married, friend, between); the web
+ * also what people say there (news, opinions, reviews, forums).
  */
 export const objectGroups: Readonly<Record<string, ReadonlyArray<string>>> = {
   file: ["file", "files", "document"],
   folder: ["folder", "directory", "directories", "dir", "subfolder", "subdirectory"],
   entity: ["entity", "entities", "node", "person", "people", "contact", "entry", "record"],
-  relation: ["relation", "relationship", "connection", "link", "friendship"],
+  relation: [
+    "relation",
+    "relationship",
+    "connection",
+    "link",
+    "unlink",
+    "friendship",
+    "friend",
+    "manages",
+    "married",
+    "between"
+  ],
   observation: ["observation", "fact", "note", "detail"],
   graph: ["graph", "memory", "knowledge"],
-  web: ["web", "url", "page", "website", "site", "internet", "online"],
+  web: ["web", "url", "page", "website", "site", "internet", "online", "news", "saying", "opinion", "review", "forum"],
   command: ["command", "process", "shell", "bash", "script"],
   media: ["media", "image", "picture", "photo", "screenshot", "audio", "song", "video"]
 }
+
+/**
+ * Phrases that mean one word, read before the words are: particle verbs (`look up`, `pull up`, `set up`), the verbs
+ * that state a relation (`reports to`, `works with`), and `the new X`, a recent X (`a new X` is one to create).
+ */
+export const phrases: ReadonlyArray<readonly [string, string]> = [
+  ["look up", "lookup"],
+  ["pull up", "open"],
+  ["set up", "create"],
+  ["look for", "search"],
+  ["look at", "view"],
+  ["the new", "the latest"],
+  ["reports to", "relates to"],
+  ["works with", "relates with"],
+  ["works for", "relates to"],
+  ["belongs to", "relates to"]
+]
