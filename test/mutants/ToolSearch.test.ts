@@ -69,6 +69,8 @@ describe("ToolSearch.concepts for words that are not words", () => {
     assert.deepStrictEqual(kinds("*.md"), [[["glob", 1]], [["file", 1]], [["md", 1]]])
     assert.deepStrictEqual(kinds("open notes.txt"), [[["open", 1]], [["file", 1]], [["txt", 1]]])
     assert.deepStrictEqual(kinds("ls src/ui"), [[["ls", 1]], [["folder", 1]]])
+    assert.deepStrictEqual(kinds("locate the Dockerfile"), [[["locat", 1]], [["file", 1]]], "a file named for its use")
+    assert.deepStrictEqual(kinds("the Docker file"), [[["docker", 1]], [["file", 1]]])
     assert.deepStrictEqual(
       kinds("read notes.txt."),
       [[["read", 1]], [["file", 1]], [["txt", 1]]],
@@ -97,6 +99,7 @@ describe("ToolSearch.concepts for words that are not words", () => {
     assert.strictEqual(several("diff a.txt & b.txt"), 1)
     assert.strictEqual(several("rename a.txt to b.txt"), 0)
     assert.strictEqual(several("read a.txt"), 0)
+    assert.strictEqual(several("read the config files at once"), 1, "at once: several at a time")
   })
 
   it("the name's own words count as a compound's parts", () => {
@@ -239,6 +242,7 @@ describe("ToolSearch.rephrase and namesSomeone", () => {
     assert.strictEqual(ToolSearch.rephrase("Look  up the news"), "lookup the news")
     assert.strictEqual(ToolSearch.rephrase("Erin reports to Alice"), "Erin relates to Alice")
     assert.strictEqual(ToolSearch.rephrase("pull up the entries"), "open the entries")
+    assert.strictEqual(ToolSearch.rephrase("when was it Created"), "when was it time", "a participle says when")
     assert.strictEqual(ToolSearch.rephrase("the newest setup, outlook for"), "the newest setup, outlook for")
   })
 
@@ -248,6 +252,7 @@ describe("ToolSearch.rephrase and namesSomeone", () => {
     assert.isFalse(ToolSearch.namesSomeone("Forget everything"))
     assert.isFalse(ToolSearch.namesSomeone("read the README and the PDF"))
     assert.isFalse(ToolSearch.namesSomeone("ask the LLM"))
+    assert.isFalse(ToolSearch.namesSomeone("locate the Dockerfile"), "a file's name")
   })
 })
 
@@ -320,6 +325,7 @@ describe("ToolSearch.build", () => {
       ["relation", "entity"]
     )
     assert.deepStrictEqual([...ToolSearch.objectsNamed("read_text_file")], ["file"])
+    assert.deepStrictEqual([...ToolSearch.objectsNamed("what's the git status")], ["command"], "a program is a command")
     const catalog = Catalog.build({
       manifest,
       sources: [

@@ -130,6 +130,8 @@ const standsFor = (
     return { kind: "glob", words: "", ...(extension === undefined ? {} : { extension }) }
   if (extension !== undefined)
     return { kind: "file", words: token.slice(0, token.length - extension.length - 1), extension }
+  // Files named by what they are for, without an extension: Dockerfile, Makefile, Gemfile, Procfile.
+  if (/^[A-Z][a-z]+file$/.test(token)) return { kind: "file", words: token.slice(0, -4) }
   if (/[\\/]/.test(token) && /[\p{L}\p{N}]/u.test(token)) return { kind: "folder", words: token }
   return undefined
 }
@@ -145,14 +147,17 @@ export const rephrase = (query: string): string =>
   phrasePatterns.reduce((text, [pattern, meaning]) => text.replace(pattern, meaning), query)
 
 /**
- * A name (`Bob`, `Acme`): a capitalised word that is not the first of the query. It names a thing of the user's world,
- * which is what a knowledge graph's entities are.
+ * A name (`Bob`, `Acme`): a capitalised word that is not the first of the query, nor a file's name (`Dockerfile`). It
+ * names a thing of the user's world, which is what a knowledge graph's entities are.
  */
 export const namesSomeone = (query: string): boolean =>
   query
     .split(/\s+/)
     .slice(1)
-    .some((token) => /^[A-Z][a-z]+$/.test(token.replace(contraction, "").replace(/[^\p{L}]+$/u, "")))
+    .some((token) => {
+      const word = token.replace(contraction, "").replace(/[^\p{L}]+$/u, "")
+      return /^[A-Z][a-z]+$/.test(word) && standsFor(word) === undefined
+    })
 
 /** A phrase in quotes (straight, curly or backticks), from a word's start to a word's end. */
 const quotedPhrase = /(?<=^|\s)['"`‘“]([^'"`‘’“”]+)['"`’”](?=[\s,.;:!?)]|$)/gu
