@@ -7,6 +7,7 @@ import { makeTempDir, referenceSources, registryLayer } from "./lib/registry.js"
 import { type SearchCase, searchCases } from "./search/queries.js"
 import { heldOutTasks } from "./search/heldout.js"
 import { userTasks } from "./search/tasks.js"
+import { unseenTasks } from "./search/unseen.js"
 
 const dir = makeTempDir()
 afterAll(() => Fs.rmSync(dir, { recursive: true, force: true }))
@@ -75,6 +76,8 @@ layer(registryLayer(referenceSources(dir, ["everything", "filesystem", "memory"]
   // ToolSearchWords.ts reaches what the bars say (README, "Finding tools"), and they hold it: a change that loses
   // ground fails here with the list of the queries it misses.
   const target = { top1: 0.93, top3: 0.98 }
-  check("users' tasks", userTasks, { top1: 0.73, top3: 0.9 }, target)
-  check("users' tasks held out", heldOutTasks, { top1: 0.69, top3: 0.88 }, target)
+  check("users' tasks", userTasks, { top1: 0.8, top3: 0.94 }, target)
+  check("users' tasks held out", heldOutTasks, { top1: 0.77, top3: 0.91 }, target)
+  // Written after the third tuning pass and measured once (test/search/unseen.ts): the figure for tasks never seen.
+  check("users' tasks unseen", unseenTasks, { top1: 0.65, top3: 0.84 }, target)
 })

@@ -69,6 +69,8 @@ describe("ToolSearch.concepts for words that are not words", () => {
     assert.deepStrictEqual(kinds("*.md"), [[["glob", 1]], [["file", 1]], [["md", 1]]])
     assert.deepStrictEqual(kinds("open notes.txt"), [[["open", 1]], [["file", 1]], [["txt", 1]]])
     assert.deepStrictEqual(kinds("ls src/ui"), [[["ls", 1]], [["folder", 1]]])
+    assert.deepStrictEqual(kinds("locate the Dockerfile"), [[["locat", 1]], [["file", 1]]], "a file named for its use")
+    assert.deepStrictEqual(kinds("the Docker file"), [[["docker", 1]], [["file", 1]]])
     assert.deepStrictEqual(
       kinds("read notes.txt."),
       [[["read", 1]], [["file", 1]], [["txt", 1]]],
@@ -97,6 +99,7 @@ describe("ToolSearch.concepts for words that are not words", () => {
     assert.strictEqual(several("diff a.txt & b.txt"), 1)
     assert.strictEqual(several("rename a.txt to b.txt"), 0)
     assert.strictEqual(several("read a.txt"), 0)
+    assert.strictEqual(several("read the config files at once"), 1, "at once: several at a time")
   })
 
   it("the name's own words count as a compound's parts", () => {
@@ -219,10 +222,37 @@ describe("ToolSearch.concepts", () => {
     assert.strictEqual(folders!.get("folder"), 1, "stemmed")
     assert.strictEqual(folders!.get("directori"), 0.7, "then a synonym")
     assert.deepStrictEqual(
-      ToolSearch.concepts("make the new").map((concept) => concept.get("creat")),
+      ToolSearch.concepts("make a new").map((concept) => concept.get("creat")),
       [0.7, 0.7],
       "stop words make no concept; two words pointing at create both count"
     )
+    const [, manages] = ToolSearch.concepts("Alice manages Bob")
+    assert.strictEqual(manages!.get("manag"), 1)
+    assert.strictEqual(manages!.get("relat"), 0.35, "a word naming a kind of thing looks for the kind's name")
+    assert.deepStrictEqual(
+      ToolSearch.concepts("the new release").map((concept) => concept.has("creat")),
+      [false, false],
+      "the new X is a recent X, not one to create"
+    )
+  })
+})
+
+describe("ToolSearch.rephrase and namesSomeone", () => {
+  it("a phrase that means one word is that word: whole words, any case, any spaces between", () => {
+    assert.strictEqual(ToolSearch.rephrase("Look  up the news"), "lookup the news")
+    assert.strictEqual(ToolSearch.rephrase("Erin reports to Alice"), "Erin relates to Alice")
+    assert.strictEqual(ToolSearch.rephrase("pull up the entries"), "open the entries")
+    assert.strictEqual(ToolSearch.rephrase("when was it Created"), "when was it time", "a participle says when")
+    assert.strictEqual(ToolSearch.rephrase("the newest setup, outlook for"), "the newest setup, outlook for")
+  })
+
+  it("a capitalised word after the first names someone or something; acronyms and the first word do not", () => {
+    assert.isTrue(ToolSearch.namesSomeone("forget everything about Bob"))
+    assert.isTrue(ToolSearch.namesSomeone("what's in Carol's notes?"))
+    assert.isFalse(ToolSearch.namesSomeone("Forget everything"))
+    assert.isFalse(ToolSearch.namesSomeone("read the README and the PDF"))
+    assert.isFalse(ToolSearch.namesSomeone("ask the LLM"))
+    assert.isFalse(ToolSearch.namesSomeone("locate the Dockerfile"), "a file's name")
   })
 })
 
@@ -295,6 +325,7 @@ describe("ToolSearch.build", () => {
       ["relation", "entity"]
     )
     assert.deepStrictEqual([...ToolSearch.objectsNamed("read_text_file")], ["file"])
+    assert.deepStrictEqual([...ToolSearch.objectsNamed("what's the git status")], ["command"], "a program is a command")
     const catalog = Catalog.build({
       manifest,
       sources: [
@@ -315,12 +346,24 @@ describe("ToolSearch.build", () => {
     const [relations, entities] = index.search("delete the friendship", 2)
     assert.strictEqual(relations!.name, "memory__delete_relations")
     assert.strictEqual(entities!.name, "memory__delete_entities")
-    assert.closeTo(relations!.score, entities!.score * 1.5, 0.001)
+    assert.isAbove(relations!.score, entities!.score * 1.5, "the kind's name found too")
+    // A name is an entity, and names no word a tool has: the boost alone.
+    const [named, other] = index.search("delete Bob", 2)
+    assert.strictEqual(named!.name, "memory__delete_entities")
+    assert.strictEqual(other!.name, "memory__delete_relations")
+    assert.closeTo(named!.score, other!.score * 1.5, 0.001)
     assert.deepStrictEqual(
-      index.search("zebra friendship", 2).map((hit) => hit.name),
-      ["memory__zz_b", "memory__zz_a"],
+      index.search("who manages whom", 5).map((hit) => hit.name),
+      ["memory__delete_relations", "memory__zz_b"],
+      "a word naming a kind finds the tools named for it"
+    )
+    const zebras = index.search("zebra friendship", 5).map((hit) => hit.name)
+    assert.isBelow(
+      zebras.indexOf("memory__zz_b"),
+      zebras.indexOf("memory__zz_a"),
       "a title names what the tool acts on"
     )
+    assert.isAtLeast(zebras.indexOf("memory__zz_b"), 0)
   })
 
   it("a hit carries the tool's description and input schema; better matches rank higher", () => {

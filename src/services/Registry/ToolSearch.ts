@@ -4,7 +4,7 @@ import type { JsonObject, Tool } from "../../domain/Mcp.js"
 import type { ToolListing } from "../../domain/ToolProvider.js"
 import type { Catalog, SearchHit } from "./CatalogTypes.js"
 import { byteOrder } from "./Pipeline.js"
-import { objectGroups, stopWords, synonymGroups } from "./ToolSearchWords.js"
+import { objectGroups, phrases, stopWords, synonymGroups } from "./ToolSearchWords.js"
 
 /**
  * BM25 (MiniSearch's BM25+) over the live catalog, so an agent can find and load tools on demand instead of
@@ -98,6 +98,13 @@ export const objectsNamed = (text: string, seen: Map<string, ReadonlyArray<strin
  */
 const objectWeight = 0.5
 
+/**
+ * A word naming a kind of thing (`manages`: a relation, `news`: the web) also looks for the kind's own name at this
+ * weight, so a tool named for that kind (`create_relations`, WebSearch's "Search the web") matches it. Chosen by 5-fold
+ * cross-validation over test/search/tasks.ts with `objectWeight` (0, 0.35, 0.5, 0.7: 0.35 in five folds of five).
+ */
+const kindWeight = 0.35
+
 /** A synonym counts this much of the word the agent wrote. */
 const synonymWeight = 0.7
 
@@ -123,9 +130,34 @@ const standsFor = (
     return { kind: "glob", words: "", ...(extension === undefined ? {} : { extension }) }
   if (extension !== undefined)
     return { kind: "file", words: token.slice(0, token.length - extension.length - 1), extension }
+  // Files named by what they are for, without an extension: Dockerfile, Makefile, Gemfile, Procfile.
+  if (/^[A-Z][a-z]+file$/.test(token)) return { kind: "file", words: token.slice(0, -4) }
   if (/[\\/]/.test(token) && /[\p{L}\p{N}]/u.test(token)) return { kind: "folder", words: token }
   return undefined
 }
+
+/** The phrases of ToolSearchWords.ts, each as a pattern over whole words and the word it means. */
+const phrasePatterns = phrases.map(
+  ([phrase, meaning]) =>
+    [new RegExp(`(?<![\\p{L}\\p{N}])${phrase.replace(/ /g, "\\s+")}(?![\\p{L}\\p{N}])`, "giu"), meaning] as const
+)
+
+/** The query with each phrase that means one word (`look up`, `reports to`) replaced by that word. */
+export const rephrase = (query: string): string =>
+  phrasePatterns.reduce((text, [pattern, meaning]) => text.replace(pattern, meaning), query)
+
+/**
+ * A name (`Bob`, `Acme`): a capitalised word that is not the first of the query, nor a file's name (`Dockerfile`). It
+ * names a thing of the user's world, which is what a knowledge graph's entities are.
+ */
+export const namesSomeone = (query: string): boolean =>
+  query
+    .split(/\s+/)
+    .slice(1)
+    .some((token) => {
+      const word = token.replace(contraction, "").replace(/[^\p{L}]+$/u, "")
+      return /^[A-Z][a-z]+$/.test(word) && standsFor(word) === undefined
+    })
 
 /** A phrase in quotes (straight, curly or backticks), from a word's start to a word's end. */
 const quotedPhrase = /(?<=^|\s)['"`‘“]([^'"`‘’“”]+)['"`’”](?=[\s,.;:!?)]|$)/gu
@@ -136,7 +168,8 @@ const quotedPhrase = /(?<=^|\s)['"`‘“]([^'"`‘’“”]+)['"`’”](?=[\s
  * of a concept's terms, summed over concepts: a tool whose keywords list a whole synonym group gains nothing over one
  * that matches the word once, and two words pointing at the same synonym (make, new → create) both count.
  */
-export const concepts = (query: string): ReadonlyArray<ReadonlyMap<string, number>> => {
+export const concepts = (written: string): ReadonlyArray<ReadonlyMap<string, number>> => {
+  const query = rephrase(written)
   const result: Array<Map<string, number>> = []
   const add = (whole: ReadonlyArray<string>, parts: ReadonlyArray<string>) => {
     if (whole.length === 0 && parts.length === 0) return
@@ -146,6 +179,7 @@ export const concepts = (query: string): ReadonlyArray<ReadonlyMap<string, numbe
     for (const term of whole) set(stemmer(term), 1)
     for (const [term, weight] of [...concept]) {
       for (const other of synonyms.get(term) ?? []) set(other, weight * synonymWeight)
+      for (const kind of objectsOfWord.get(term) ?? []) set(stemmer(kind), weight * kindWeight)
     }
     result.push(concept)
   }
@@ -328,7 +362,9 @@ export const build = (catalog: Catalog, manifest: ToolListing): Index => {
       // Like MiniSearch's own OR: a tool matching more of the agent's words ranks higher (score × concepts matched); a
       // question demotes the tools that change things; a tool whose name names what the query acts on gains.
       const asking = isQuestion(query)
-      const named = [...objectsNamed(query.replace(quotedPhrase, " "))]
+      const unquoted = rephrase(query).replace(quotedPhrase, " ")
+      const named = [...objectsNamed(unquoted)]
+      if (namesSomeone(unquoted) && !named.includes("entity")) named.push("entity")
       for (const [id, score] of scores) {
         const objects = named.length === 0 ? undefined : objectsOf(id)
         const same = objects === undefined ? 0 : named.filter((kind) => objects.has(kind)).length

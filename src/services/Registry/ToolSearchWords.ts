@@ -15,6 +15,11 @@ export const stopWords: ReadonlySet<string> = new Set(
   ).split(" ")
 )
 
+/** Programs people run from a shell: a synonym of `program` (a Bash keyword), and a kind of command. */
+const programs = (
+  "git npm npx yarn pnpm pip cargo make cmake gradle mvn docker kubectl " + "eslint prettier pytest jest vitest tsc gcc"
+).split(" ")
+
 /**
  * Groups of words used for the same thing (MCP's own names for them included). A query word also looks for the other
  * words of its groups, at a lower weight than the word itself, so an exact match still ranks first. Unix command names
@@ -35,7 +40,7 @@ export const synonymGroups: ReadonlyArray<ReadonlyArray<string>> = [
   ["image", "picture", "photo", "media", "screenshot", "png", "jpeg", "jpg", "gif", "icon", "logo"],
   ["audio", "sound", "music", "mp3", "wav"],
   ["size", "big", "large", "bytes", "space"],
-  ["info", "information", "metadata", "details", "stat", "attributes", "properties"],
+  ["info", "information", "metadata", "details", "stat", "attributes", "properties", "permissions", "owner"],
   ["time", "date", "timestamp", "modified"],
   ["relation", "relationship", "link", "connect", "associate"],
   ["observation", "fact", "note", "remark"],
@@ -73,46 +78,61 @@ export const synonymGroups: ReadonlyArray<ReadonlyArray<string>> = [
   ["root", "workspace"],
   ["recent", "latest", "newest"],
   ["simulate", "fake", "mock", "dummy"],
+  ["code", "function", "variable", "class", "method", "symbol", "identifier", "import", "definition"],
   // Programs people run from a shell, named for the task (`npm install`, `make`, `docker build`).
-  [
-    "program",
-    "git",
-    "npm",
-    "npx",
-    "yarn",
-    "pnpm",
-    "pip",
-    "cargo",
-    "make",
-    "cmake",
-    "gradle",
-    "mvn",
-    "docker",
-    "kubectl",
-    "eslint",
-    "prettier",
-    "pytest",
-    "jest",
-    "vitest",
-    "tsc",
-    "gcc"
-  ]
+  ["program", ...programs]
 ]
 
 /**
  * What a tool acts on, read from its name and title: tool names are mostly verb and object (`create_entities`,
  * `read_text_file`, `list_directory`), and the object is what tells a family's tools apart. Each group lists the words
  * users say for one kind of thing; a query naming a thing its name names ranks the tool above those that only share
- * other words with the query (ToolSearch.ts, `objectWeight`).
+ * other words with the query (ToolSearch.ts, `objectWeight`), and a word of a group also looks for the group's own name
+ * (`kindWeight`). A relation is also what states one between two things (manages, married, friend, between); the web
+ * also what people say there (news, opinions, reviews, forums).
  */
 export const objectGroups: Readonly<Record<string, ReadonlyArray<string>>> = {
   file: ["file", "files", "document"],
   folder: ["folder", "directory", "directories", "dir", "subfolder", "subdirectory"],
   entity: ["entity", "entities", "node", "person", "people", "contact", "entry", "record"],
-  relation: ["relation", "relationship", "connection", "link", "friendship"],
+  relation: [
+    "relation",
+    "relationship",
+    "connection",
+    "link",
+    "unlink",
+    "friendship",
+    "friend",
+    "manages",
+    "married",
+    "between"
+  ],
   observation: ["observation", "fact", "note", "detail"],
   graph: ["graph", "memory", "knowledge"],
-  web: ["web", "url", "page", "website", "site", "internet", "online"],
-  command: ["command", "process", "shell", "bash", "script"],
+  web: ["web", "url", "page", "website", "site", "internet", "online", "news", "saying", "opinion", "review", "forum"],
+  command: ["command", "process", "shell", "bash", "script", "program", ...programs],
   media: ["media", "image", "picture", "photo", "screenshot", "audio", "song", "video"]
 }
+
+/**
+ * Phrases that mean one word, read before the words are: particle verbs (`look up`, `pull up`, `set up`); `the new X`, a
+ * recent X (`a new X` is one to create); `at once`, `in one go`, several at a time; a participle of a change describes
+ * when, not what to do (`the most recently modified`, `when was it created`); the verbs that state a relation
+ * (`reports to`, `works with`).
+ */
+export const phrases: ReadonlyArray<readonly [string, string]> = [
+  ["look up", "lookup"],
+  ["pull up", "open"],
+  ["set up", "create"],
+  ["look for", "search"],
+  ["look at", "view"],
+  ["the new", "the latest"],
+  ["at once", "multiple"],
+  ["in one go", "multiple"],
+  ["modified", "time"],
+  ["created", "time"],
+  ["reports to", "relates to"],
+  ["works with", "relates with"],
+  ["works for", "relates to"],
+  ["belongs to", "relates to"]
+]
