@@ -10,12 +10,12 @@ import {
   ResourceListChangedNotificationSchema,
   ToolListChangedNotificationSchema
 } from "@modelcontextprotocol/sdk/types.js"
-import { Chunk, Clock, Deferred, Duration, Effect, Fiber, Layer, Queue, Stream, TestClock } from "effect"
+import { Chunk, Clock, Deferred, Duration, Effect, Fiber, Layer, Queue, type Scope, Stream, TestClock } from "effect"
 import type { Connection, ExitInfo, LiveSurface } from "../src/domain/Connection.js"
 import type { HealthRow } from "../src/domain/Health.js"
 import type { Tool } from "../src/domain/Mcp.js"
 import type { Prompt, Resource } from "../src/domain/Surface.js"
-import { CatalogCache } from "../src/services/CatalogCache.js"
+import { type CachedCatalog, CatalogCache } from "../src/services/CatalogCache.js"
 import { Config } from "../src/services/Config.js"
 import { Gateway } from "../src/services/Gateway.js"
 import { HostBridge } from "../src/services/HostBridge.js"
@@ -46,8 +46,8 @@ const surfaceOf = (served: Served): LiveSurface => ({
 
 /**
  * Children that are not processes: each connect waits for the instance's gate (if the test set one), then serves what
- * `serves` says; `relist` makes the instance's current child list again (as after its own list_changed). Each child's
- * scope end (an idle stop, the shutdown) is recorded.
+ * `serves` says at that moment; its surface changes are its first listing, then each `relist` (as after its own
+ * list_changed). Each child's scope end (an idle stop, the shutdown) is recorded.
  */
 const fakeChildren = (serves: Record<string, Served>) => {
   const gates = new Map<string, Deferred.Deferred<void>>()
@@ -72,7 +72,9 @@ const fakeChildren = (serves: Record<string, Served>) => {
         clientCapabilities: {},
         tools: served.tools,
         surface: Effect.sync(() => current),
-        surfaceChanges: Stream.fromQueue(relist).pipe(Stream.tap((next) => Effect.sync(() => (current = next)))),
+        surfaceChanges: Stream.concat(Stream.succeed(current), Stream.fromQueue(relist)).pipe(
+          Stream.tap((next) => Effect.sync(() => (current = next)))
+        ),
         callTool: (request) =>
           Effect.succeed({ content: [{ type: "text", text: `${spec.instance}:${request.name}` }] }),
         exited: Deferred.await(exited)
@@ -92,7 +94,7 @@ const fakeChildren = (serves: Record<string, Served>) => {
 }
 
 /** The Gateway as `serve` builds it (HostBridge shared by Sources, Registry and the Gateway), over the fake children. */
-const gatewayLayer = (toml: string, client: SourceClient) => {
+const gatewayLayer = (toml: string, client: SourceClient, cache = CatalogCache.Test()) => {
   const config = configFrom(toml)
   const configLayer = Config.layerTest(config)
   const sources = Sources.DefaultWithoutDependencies.pipe(
@@ -101,7 +103,7 @@ const gatewayLayer = (toml: string, client: SourceClient) => {
         configLayer,
         Secrets.layerTest({ env: {}, sources: config.sources }),
         Layer.succeed(SourceClient, client),
-        CatalogCache.Test()
+        cache
       )
     )
   )
@@ -163,7 +165,13 @@ const hostSession = Effect.gen(function* () {
     toolNames: Effect.map(
       Effect.promise(() => client.listTools()),
       ({ tools }) => tools.map((listed) => listed.name)
-    )
+    ),
+    /** Every list the host can ask for, by name or URI. */
+    lists: Effect.promise(async () => ({
+      tools: (await client.listTools()).tools.map((listed) => listed.name),
+      resources: (await client.listResources()).resources.map((listed) => listed.uri),
+      prompts: (await client.listPrompts()).prompts.map((listed) => listed.name)
+    }))
   }
 })
 
@@ -314,6 +322,90 @@ describe("Gateway, one session in-process (TestClock)", () => {
           gatewayLayer(`[sources.lazy]\ncommand = ["fake"]\nstart = "lazy"\nidle_timeout = "1m"\n`, fake.client)
         )
       )
+    }
+  )
+
+  it.scoped(
+    "a source serving its cached catalog: no list_changed when its child lists the same, one per kind when it lists differently",
+    () => {
+      const served = {
+        src: { tools: [tool("echo")], resources: [{ uri: "late://info", name: "info" }], prompts: [{ name: "greet" }] }
+      }
+      const fake = fakeChildren(served)
+      const entries = new Map<string, CachedCatalog>()
+      const inSession = <A>(body: Effect.Effect<A, never, Gateway | Scope.Scope>) =>
+        body.pipe(
+          Effect.scoped,
+          Effect.provide(
+            gatewayLayer(
+              `list_wait = "60s"\n[sources.src]\ncommand = ["fake"]\n`,
+              fake.client,
+              CatalogCache.Test(entries)
+            )
+          )
+        )
+      /** A warm session: the host lists while the child is held, then the child comes up. */
+      const warm = Effect.gen(function* () {
+        const started = yield* fake.hold("src")
+        const host = yield* hostSession
+        const listed = yield* host.lists
+        const row = yield* host.rowOf("src")
+        assert.deepStrictEqual([row.status, row.reason], ["starting", "catalog: cached"])
+        yield* Deferred.succeed(started, undefined)
+        // The child spawns once the host's first lists are answered (at most 500 ms after initialize, ADR 014).
+        yield* TestClock.adjust("500 millis")
+        yield* host.untilRow("src", (row) => row.status === "running", "running")
+        yield* drain
+        assert.deepStrictEqual(host.notices, { tools: 0, resources: 0, prompts: 0 }, "not before the debounce")
+        return { host, listed }
+      })
+
+      return Effect.gen(function* () {
+        const cold = yield* inSession(
+          Effect.gen(function* () {
+            const host = yield* hostSession
+            yield* host.untilRow("src", (row) => row.status === "running", "running")
+            yield* until(
+              Effect.sync(() => entries.size === 1),
+              "the catalog stored"
+            )
+            return yield* host.lists
+          })
+        )
+        assert.include(cold.tools, "src__echo")
+        assert.deepStrictEqual([cold.resources, cold.prompts], [["late://info"], ["src__greet"]])
+
+        yield* inSession(
+          Effect.gen(function* () {
+            const { host, listed } = yield* warm
+            assert.deepStrictEqual(listed, cold)
+            yield* TestClock.adjust("1 second")
+            yield* drain
+            assert.deepStrictEqual(host.notices, { tools: 0, resources: 0, prompts: 0 })
+            assert.deepStrictEqual(yield* host.lists, cold)
+          })
+        )
+
+        // The same spec, another listing (a new release behind the same command line).
+        served.src = { tools: [tool("echo"), tool("extra")], resources: [], prompts: [{ name: "other" }] }
+        yield* inSession(
+          Effect.gen(function* () {
+            const { host, listed } = yield* warm
+            assert.deepStrictEqual(listed, cold)
+            yield* TestClock.adjust("50 millis")
+            yield* until(
+              Effect.sync(() => host.notices.tools >= 1 && host.notices.resources >= 1 && host.notices.prompts >= 1),
+              "list_changed for every kind"
+            )
+            yield* TestClock.adjust("1 second")
+            yield* drain
+            assert.deepStrictEqual(host.notices, { tools: 1, resources: 1, prompts: 1 })
+            const fresh = yield* host.lists
+            assert.include(fresh.tools, "src__extra")
+            assert.deepStrictEqual([fresh.resources, fresh.prompts], [[], ["src__other"]])
+          })
+        )
+      })
     }
   )
 })
