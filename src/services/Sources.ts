@@ -105,14 +105,14 @@ interface Activity {
  * The connection with its requests counted (only for sources with an idle_timeout): the relay's calls, tools/call and
  * every forwarded request, each counted until it ends, so a long call is never cut by an idle stop.
  */
-const counted = (connection: Connection, activity: Activity): Connection => {
+const counted = (connection: Connection, activity: Activity, clock: Clock.Clock): Connection => {
   const begin = () => {
     activity.inFlight++
-    activity.lastUsed = Date.now()
+    activity.lastUsed = clock.unsafeCurrentTimeMillis()
   }
   const end = () => {
     activity.inFlight--
-    activity.lastUsed = Date.now()
+    activity.lastUsed = clock.unsafeCurrentTimeMillis()
   }
   const around = <A, E>(effect: Effect.Effect<A, E>) =>
     Effect.ensuring(Effect.zipRight(Effect.sync(begin), effect), Effect.sync(end))
@@ -206,6 +206,8 @@ export class Sources extends Effect.Service<Sources>()("clawtool/Sources", {
     const settle = (name: string) =>
       Effect.zipRight(Deferred.succeed(listed.get(name)!, undefined), Deferred.succeed(settled.get(name)!, undefined))
     const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
+    // idle_timeout is measured on Effect's Clock (a TestClock in tests); the counted calls read it synchronously.
+    const clock = yield* Effect.clock
     let reloadFailure = Option.none<string>()
     let skipped = skippedAtStart
 
@@ -266,9 +268,9 @@ export class Sources extends Effect.Service<Sources>()("clawtool/Sources", {
       Effect.gen(function* () {
         const counts = activity.get(name)!
         const limit = Duration.toMillis(timeout)
-        counts.lastUsed = Date.now()
+        counts.lastUsed = yield* Clock.currentTimeMillis
         for (;;) {
-          const quiet = Date.now() - counts.lastUsed
+          const quiet = (yield* Clock.currentTimeMillis) - counts.lastUsed
           if (counts.inFlight === 0 && quiet >= limit) return
           yield* Effect.sleep(Duration.millis(Math.max(limit - quiet, 50)))
         }
@@ -326,7 +328,7 @@ export class Sources extends Effect.Service<Sources>()("clawtool/Sources", {
           })
         )
         const idleTimeout = source.start === "lazy" ? source.idle_timeout : undefined
-        const connection = idleTimeout === undefined ? connected : counted(connected, activity.get(name)!)
+        const connection = idleTimeout === undefined ? connected : counted(connected, activity.get(name)!, clock)
         const runningSince = yield* now
         yield* state.update(name, (current) => Instance.running(current, connection, runningSince))
         yield* settle(name)
@@ -492,7 +494,7 @@ export class Sources extends Effect.Service<Sources>()("clawtool/Sources", {
         const source = config.sources[instance]
         if (current === undefined || source === undefined || pastStarting(instance)) return Effect.void
         const wake = wakes.get(instance)!
-        activity.get(instance)!.lastUsed = Date.now()
+        activity.get(instance)!.lastUsed = clock.unsafeCurrentTimeMillis()
         // Checked on every change, not once: an instance may turn idle while this waits (a lazy one loading its cache).
         // So is an eager one serving its cached catalog that has not spawned its child yet.
         const wakeIfIdle = Effect.suspend(() => {

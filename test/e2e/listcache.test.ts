@@ -153,8 +153,8 @@ describe("persisted resources, templates and prompts (built CLI, SDK client as t
             assert.deepStrictEqual(template.contents, [{ uri: "late://items/7", text: "read late://items/7" }])
             assert.deepStrictEqual(prompt.messages, [{ role: "user", content: { type: "text", text: "greet you" } }])
             assert.strictEqual((yield* rowOf(client, "src")).status, "running")
-            // Past the Gateway's 50 ms debounce: the child listed what was cached, so nothing is announced.
-            yield* Effect.sleep("1 second")
+            // The child listed what was cached, so nothing is announced (that nothing comes once the Gateway's debounce is
+            // over either is shown under TestClock in test/Gateway.test.ts).
             assert.deepStrictEqual(notices, { tools: 0, resources: 0, prompts: 0 })
             assert.deepStrictEqual(yield* lists(client), cold)
           })
@@ -206,7 +206,8 @@ describe("persisted resources, templates and prompts (built CLI, SDK client as t
               30_000,
               "list_changed for every kind"
             )
-            yield* Effect.sleep("1 second")
+            // One notice per kind, sent together once the Gateway's debounce is over (that no second one follows is shown
+            // under TestClock in test/Gateway.test.ts).
             assert.deepStrictEqual(notices, { tools: 1, resources: 1, prompts: 1 })
             const fresh = yield* lists(client)
             assert.include(fresh.tools, "src__link")
@@ -255,7 +256,8 @@ describe("persisted resources, templates and prompts (built CLI, SDK client as t
               10_000,
               "list_changed for every kind"
             )
-            yield* Effect.sleep("1 second")
+            // One notice per kind, sent together once the Gateway's debounce is over (that no second one follows is shown
+            // under TestClock in test/Gateway.test.ts).
             assert.deepStrictEqual(notices, { tools: 1, resources: 1, prompts: 1 })
             const after = yield* lists(client)
             assert.isFalse(after.tools.some((name) => name.startsWith("src__")))

@@ -85,8 +85,8 @@ describe("list_wait and routed methods at start-up (built CLI, SDK client as the
           30_000,
           "list_changed for tools and prompts"
         )
-        // Past the Gateway's debounce: nothing more arrives for the same start.
-        yield* Effect.sleep("1 second")
+        // The notices of one change are sent together, tools, resources then prompts: none for resources came before the
+        // one for prompts. That nothing more arrives for the same start is shown under TestClock in test/Gateway.test.ts.
         assert.deepStrictEqual(notices, { tools: 1, resources: 0, prompts: 1 })
         const after = yield* toolNames
         assert.includeMembers(after, ["ok__echo", "slow__hello"])
