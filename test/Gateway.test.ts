@@ -17,6 +17,7 @@ import type { Tool } from "../src/domain/Mcp.js"
 import type { Prompt, Resource } from "../src/domain/Surface.js"
 import { type CachedCatalog, CatalogCache } from "../src/services/CatalogCache.js"
 import { Config } from "../src/services/Config.js"
+import { CoreTools } from "../src/services/CoreTools.js"
 import { Gateway } from "../src/services/Gateway.js"
 import { HostBridge } from "../src/services/HostBridge.js"
 import { Registry } from "../src/services/Registry.js"
@@ -107,7 +108,10 @@ const gatewayLayer = (toml: string, client: SourceClient, cache = CatalogCache.T
       )
     )
   )
-  const registry = Registry.DefaultWithoutDependencies.pipe(Layer.provide(Layer.merge(sources, configLayer)))
+  const registry = Registry.DefaultWithoutDependencies.pipe(
+    Layer.provide(CoreTools.ProviderWithoutDependencies),
+    Layer.provide(Layer.merge(sources, configLayer))
+  )
   return Gateway.DefaultWithoutDependencies.pipe(
     Layer.provide(Layer.merge(registry, Tracing.Default)),
     Layer.provideMerge(HostBridge.Default)
