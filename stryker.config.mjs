@@ -6,7 +6,8 @@ export default {
   plugins: ["@stryker-mutator/vitest-runner"],
   mutate: [
     "src/domain/**/*.ts",
-    "src/services/Registry/{Pipeline,NameBudget,Catalog,ToolSearch,Surface,Manifest}.ts",
+    "src/services/Registry/{Pipeline,NameBudget,Catalog,ToolSearch,Surface}.ts",
+    "src/services/CoreTools/Manifest.ts",
     "src/cli/TypeScriptExport.ts",
     "src/text.ts",
     "src/services/Secrets.ts",

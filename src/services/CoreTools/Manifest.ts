@@ -172,6 +172,7 @@ const toCoreTool = (spec: AnyToolSpec): CoreTool => {
     outputSchema: objectSchema(spec.output),
     ...(spec.annotations === undefined ? {} : { annotations: spec.annotations })
   }
+  // No span of its own: CoreTools.call's names the tool.
   const call = (args: JsonObject | undefined, context: CoreContext) =>
     decode(args ?? {}).pipe(
       Effect.mapError(
@@ -192,8 +193,7 @@ const toCoreTool = (spec: AnyToolSpec): CoreTool => {
             structuredContent: structured as JsonObject
           })
         )
-      ),
-      Effect.withSpan("Registry.callCore", { attributes: { "gen_ai.tool.name": spec.name } })
+      )
     )
   return { spec, tool, call }
 }
