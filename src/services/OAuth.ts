@@ -53,7 +53,8 @@ export class OAuth extends Effect.Service<OAuth>()("clawtool/OAuth", {
   effect: Effect.gen(function* () {
     const { config } = yield* Config
     const secrets = yield* Secrets
-    const dir = stateDir(yield* ProcessEnv)
+    const env = yield* ProcessEnv
+    const dir = stateDir(env)
 
     /** The source's settings with `client_secret`'s `${VAR}`s resolved; the names that are missing otherwise. */
     const settingsOf = (
@@ -174,7 +175,9 @@ export class OAuth extends Effect.Service<OAuth>()("clawtool/OAuth", {
         }
         yield* Effect.tryPromise({
           try: () =>
-            loadLogin().then(({ login }) => login({ instance, url, settings, dir, say, timeoutMs: loginTimeoutMs })),
+            loadLogin().then(({ login }) =>
+              login({ instance, url, settings, dir, say, env, timeoutMs: loginTimeoutMs })
+            ),
           catch: (error) =>
             error instanceof OAuthError
               ? error
