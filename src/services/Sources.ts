@@ -113,6 +113,8 @@ export class Sources extends Effect.Service<Sources>()("clawtool/Sources", {
 
     // Without a host (health, one-shot commands) no list is answered first: cached sources spawn at once.
     const hosted = Option.isSome(yield* Effect.serviceOption(HostBridge))
+    // Without it (commands that never authenticate, tests) a source with `oauth` set cannot log in.
+    const remoteAuth = yield* Effect.serviceOption(RemoteAuth)
 
     /** Enabled sources of a config, sorted by name. */
     const enabledOf = (from: ClawtoolConfig) =>
@@ -153,8 +155,6 @@ export class Sources extends Effect.Service<Sources>()("clawtool/Sources", {
         if (Instance.connectionOf(state.get().instances.get(name)) !== connection) return Effect.void
         return cache.store(key, { tools, lists: Option.some({ capabilities: connection.capabilities, ...lists }) })
       })
-
-    const remoteAuth = yield* Effect.serviceOption(RemoteAuth)
 
     /** Starts one child and serves until it exits (fails with why it is gone) or, lazy, until it is idle. */
     const serve = (name: string, slot: Slot.Slot) =>
