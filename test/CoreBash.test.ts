@@ -1,5 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Either, Fiber } from "effect"
+import { Clock, Effect, Either, Fiber } from "effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
@@ -25,6 +25,7 @@ const run = (command: string, options: { timeoutMs?: number; env?: Record<string
     command,
     cwd: os.tmpdir(),
     env: options.env ?? commandEnvironment(process.env),
+    clock: Clock.make(),
     timeoutMs: options.timeoutMs,
     headBytes: 64 * 1024,
     tailBytes: 64 * 1024,

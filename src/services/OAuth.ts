@@ -1,4 +1,4 @@
-import { Effect, Layer, Option } from "effect"
+import { Clock, Effect, Layer, Option } from "effect"
 import { type OAuthConfig, oauthOf, type SourceConfig } from "../domain/Config.js"
 import { SourceError } from "../domain/Errors.js"
 import { suggest } from "../domain/Suggest.js"
@@ -53,7 +53,8 @@ export class OAuth extends Effect.Service<OAuth>()("clawtool/OAuth", {
   effect: Effect.gen(function* () {
     const { config } = yield* Config
     const secrets = yield* Secrets
-    const dir = stateDir(yield* ProcessEnv)
+    const env = yield* ProcessEnv
+    const dir = stateDir(env)
 
     /** The source's settings with `client_secret`'s `${VAR}`s resolved; the names that are missing otherwise. */
     const settingsOf = (
@@ -137,23 +138,25 @@ export class OAuth extends Effect.Service<OAuth>()("clawtool/OAuth", {
       })
 
     const statusOf = (instance: string, url: string) =>
-      Effect.promise(async (): Promise<AuthStatusRow> => {
-        const record = await Store.load(dir, instance, url).catch(() => Store.emptyRecord(url))
-        const { refreshDueAt } = await loadProvider()
-        const grant = Store.currentGrant(record)
-        const tokens = grant.tokens
-        const expiresAt = refreshDueAt(grant, 1)
-        return {
-          instance,
-          url: shownUrl(url),
-          loggedIn: tokens !== undefined,
-          issuer: tokens === undefined ? null : (record.issuer ?? null),
-          expiresAt: expiresAt === undefined ? null : new Date(expiresAt).toISOString(),
-          expired: expiresAt !== undefined && expiresAt <= Date.now(),
-          refreshable: tokens?.refresh_token !== undefined,
-          scope: tokens?.scope ?? null
-        }
-      })
+      Effect.flatMap(Clock.currentTimeMillis, (now) =>
+        Effect.promise(async (): Promise<AuthStatusRow> => {
+          const record = await Store.load(dir, instance, url).catch(() => Store.emptyRecord(url))
+          const { refreshDueAt } = await loadProvider()
+          const grant = Store.currentGrant(record)
+          const tokens = grant.tokens
+          const expiresAt = refreshDueAt(grant, 1)
+          return {
+            instance,
+            url: shownUrl(url),
+            loggedIn: tokens !== undefined,
+            issuer: tokens === undefined ? null : (record.issuer ?? null),
+            expiresAt: expiresAt === undefined ? null : new Date(expiresAt).toISOString(),
+            expired: expiresAt !== undefined && expiresAt <= now,
+            refreshable: tokens?.refresh_token !== undefined,
+            scope: tokens?.scope ?? null
+          }
+        })
+      )
 
     return {
       /** The state directory (tokens live in its `oauth/` folder). */
@@ -172,7 +175,9 @@ export class OAuth extends Effect.Service<OAuth>()("clawtool/OAuth", {
         }
         yield* Effect.tryPromise({
           try: () =>
-            loadLogin().then(({ login }) => login({ instance, url, settings, dir, say, timeoutMs: loginTimeoutMs })),
+            loadLogin().then(({ login }) =>
+              login({ instance, url, settings, dir, say, env, timeoutMs: loginTimeoutMs })
+            ),
           catch: (error) =>
             error instanceof OAuthError
               ? error

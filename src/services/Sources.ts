@@ -1,28 +1,21 @@
-import { Clock, Deferred, Duration, Effect, Either, FiberMap, Option, Queue, Stream } from "effect"
-import {
-  type ClawtoolConfig,
-  isRemote,
-  type SkippedEntry,
-  type SourceConfig,
-  type SourceTarget,
-  targetOf
-} from "../domain/Config.js"
+import { Clock, Deferred, Duration, Effect, Either, FiberMap, Option, Queue, Ref, Stream } from "effect"
+import { type ClawtoolConfig, isRemote, type SkippedEntry, type SourceConfig, targetOf } from "../domain/Config.js"
 import * as ConfigDiff from "../domain/ConfigDiff.js"
 import type { CallOptions, Connection, LiveSurface } from "../domain/Connection.js"
-import { childEnvironment } from "../domain/Environment.js"
 import { type CallError, SourceError } from "../domain/Errors.js"
 import { type HealthRow, packageOfSource, reloadFailedRow, skippedRow } from "../domain/Health.js"
 import type { CallToolRequest, CallToolResult } from "../domain/Mcp.js"
-import { CatalogCache, keyOf } from "./CatalogCache.js"
-import { Config } from "./Config.js"
+import { CatalogCache } from "./CatalogCache.js"
+import { Config, ProcessEnv } from "./Config.js"
 import { HostBridge, offlinePort } from "./HostBridge.js"
 import { type ResolvedSource, Secrets } from "./Secrets.js"
 import { SourceClient } from "./SourceClient/SourceClient.js"
-import type { LaunchSpec, RemoteLaunchSpec } from "./SourceClient/LaunchSpec.js"
-import { loginCommand, RemoteAuth } from "./SourceClient/RemoteAuth.js"
-import { Diagnostics } from "./Sources/Diagnostics.js"
+import { RemoteAuth } from "./SourceClient/RemoteAuth.js"
+import { counted } from "./Sources/Activity.js"
 import * as Instance from "./Sources/Instance.js"
+import * as Launch from "./Sources/Launch.js"
 import * as Policy from "./Sources/Policy.js"
+import * as Slot from "./Sources/Slot.js"
 import { makeRef, type InstanceCatalog, Snapshot } from "./Sources/Snapshot.js"
 
 export type { InstanceCatalog } from "./Sources/Snapshot.js"
@@ -95,52 +88,6 @@ export interface SourcesApi {
  */
 const cachedSpawnDelay = Duration.millis(500)
 
-/** Requests in flight to one instance and when the last began: what idle_timeout measures. */
-interface Activity {
-  inFlight: number
-  lastUsed: number
-}
-
-/**
- * The connection with its requests counted (only for sources with an idle_timeout): the relay's calls, tools/call and
- * every forwarded request, each counted until it ends, so a long call is never cut by an idle stop.
- */
-const counted = (connection: Connection, activity: Activity, clock: Clock.Clock): Connection => {
-  const begin = () => {
-    activity.inFlight++
-    activity.lastUsed = clock.unsafeCurrentTimeMillis()
-  }
-  const end = () => {
-    activity.inFlight--
-    activity.lastUsed = clock.unsafeCurrentTimeMillis()
-  }
-  const around = <A, E>(effect: Effect.Effect<A, E>) =>
-    Effect.ensuring(Effect.zipRight(Effect.sync(begin), effect), Effect.sync(end))
-  return {
-    ...connection,
-    callTool: (request, options) => around(connection.callTool(request, options)),
-    request: (method, params, options) => around(connection.request(method, params, options)),
-    relayCall: (request, done) => {
-      begin()
-      let open = true
-      const close = () => {
-        if (open) {
-          open = false
-          end()
-        }
-      }
-      const cancel = connection.relayCall(request, (outcome) => {
-        close()
-        done(outcome)
-      })
-      return () => {
-        close()
-        cancel()
-      }
-    }
-  }
-}
-
 /**
  * The seed's Manager: owns every configured source's lifecycle and routes calls to the right child.
  * Each enabled instance is supervised in its own fiber (keyed by name in a FiberMap): a loop of child lifetimes,
@@ -155,6 +102,9 @@ export class Sources extends Effect.Service<Sources>()("clawtool/Sources", {
     const secrets = yield* Secrets
     const client = yield* SourceClient
     const cache = yield* CatalogCache
+    // Children inherit from clawtool's environment as ProcessEnv gives it (default-deny applies on top).
+    const parentEnv = yield* ProcessEnv
+    const clock = yield* Effect.clock
     // Only serve has a host; the other commands declare a fixed set to children (ADR-005).
     const host = Option.match(yield* Effect.serviceOption(HostBridge), {
       onNone: () => offlinePort,
@@ -163,74 +113,36 @@ export class Sources extends Effect.Service<Sources>()("clawtool/Sources", {
 
     // Without a host (health, one-shot commands) no list is answered first: cached sources spawn at once.
     const hosted = Option.isSome(yield* Effect.serviceOption(HostBridge))
+    // Without it (commands that never authenticate, tests) a source with `oauth` set cannot log in.
+    const remoteAuth = yield* Effect.serviceOption(RemoteAuth)
 
     /** Enabled sources of a config, sorted by name. */
     const enabledOf = (from: ClawtoolConfig) =>
       Object.entries(from.sources)
         .filter(([, source]) => source.enabled)
         .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
-    // The config and secrets in effect: the start's, then each reload's (ADR 016).
-    let config = initial
-    let resolveSecrets = secrets.resolve
-    const configured = enabledOf(config)
+    // The config and secrets in effect (the start's, then each reload's; ADR 016), and what the last reload reported.
+    const loaded = yield* Ref.make({
+      config: initial,
+      resolve: secrets.resolve,
+      skipped: skippedAtStart,
+      reloadFailure: Option.none<string>()
+    })
+    const configured = enabledOf(initial)
     // Updated in place by a reload: the service object copies this member once (Effect.Service), so no getter.
     const names: Array<string> = configured.map(([name]) => name)
 
     const state = yield* makeRef(Snapshot.initial([...names]))
-    // Per-instance bookkeeping, entered when an instance is configured (at start or by a reload) and left when removed.
-    const diagnostics = new Map<string, Diagnostics>()
-    const settled = new Map<string, Deferred.Deferred<void>>()
-    const listed = new Map<string, Deferred.Deferred<void>>()
-    // A request to an idle lazy source wakes its supervisor (a stale wake costs at most one early start).
-    const wakes = new Map<string, Queue.Queue<void>>()
-    const activity = new Map<string, Activity>()
-    /** A new instance's bookkeeping, made first and entered in one synchronous step (see reconfigure). */
-    const fresh = (name: string) =>
-      Effect.all({
-        name: Effect.succeed(name),
-        settled: Deferred.make<void>(),
-        listed: Deferred.make<void>(),
-        wake: Queue.sliding<void>(1)
-      })
-    const enter = (entry: Effect.Effect.Success<ReturnType<typeof fresh>>) => {
-      diagnostics.set(entry.name, new Diagnostics())
-      settled.set(entry.name, entry.settled)
-      listed.set(entry.name, entry.listed)
-      wakes.set(entry.name, entry.wake)
-      activity.set(entry.name, { inFlight: 0, lastUsed: 0 })
-    }
-    const leave = (name: string) => {
-      for (const map of [diagnostics, settled, listed, wakes, activity]) map.delete(name)
-    }
-    for (const entry of yield* Effect.forEach(names, fresh)) enter(entry)
-    const settle = (name: string) =>
-      Effect.zipRight(Deferred.succeed(listed.get(name)!, undefined), Deferred.succeed(settled.get(name)!, undefined))
+    // Each configured instance's bookkeeping, changed only in the step that changes the Snapshot's set of instances.
+    const slots = new Map<string, Slot.Slot>()
+    for (const [name, source] of configured) slots.set(name, yield* Slot.make(source, clock))
     const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
-    // idle_timeout is measured on Effect's Clock (a TestClock in tests); the counted calls read it synchronously.
-    const clock = yield* Effect.clock
-    let reloadFailure = Option.none<string>()
-    let skipped = skippedAtStart
 
-    /** The child's final launch: command, env and the persisted catalog's key; the key is absent without secrets. */
+    /** The child's launch: its environment and the persisted catalog's key, with the secrets in effect. */
     const launchOf = (name: string, source: SourceConfig) =>
-      Effect.map(host.clientCapabilities, (capabilities) => {
-        const resolved = resolveSecrets(name, source)
-        const remote = isRemote(source)
-        const env = remote ? {} : childEnvironment(process.env, source.env_passthrough, resolved.env)
-        const key =
-          resolved.missing.length > 0
-            ? undefined
-            : keyOf({
-                command: resolved.command,
-                cwd: source.cwd,
-                env,
-                capabilities,
-                ...(remote
-                  ? { remote: { url: source.url, transport: source.transport, headers: resolved.headers } }
-                  : {})
-              })
-        return { resolved, env, key }
-      })
+      Effect.zipWith(host.clientCapabilities, Ref.get(loaded), (capabilities, { resolve }) =>
+        Launch.launchOf(source, resolve(name, source), parentEnv, capabilities)
+      )
 
     /**
      * Stores what the current child listed (tools, resources, templates, prompts: its surface, at once and after every
@@ -244,42 +156,12 @@ export class Sources extends Effect.Service<Sources>()("clawtool/Sources", {
         return cache.store(key, { tools, lists: Option.some({ capabilities: connection.capabilities, ...lists }) })
       })
 
-    /** The OAuth provider of a remote source with `oauth` set; without a RemoteAuth service it cannot log in. */
-    const remoteAuth = yield* Effect.serviceOption(RemoteAuth)
-    const remoteAuthProvider = (name: string, target: Extract<SourceTarget, { _tag: "Remote" }>) =>
-      Option.match(target.oauth, {
-        onNone: () => Effect.succeed(undefined),
-        onSome: (oauth) =>
-          Option.match(remoteAuth, {
-            onNone: () =>
-              Effect.fail(
-                new SourceError({
-                  instance: name,
-                  reason: "Unauthenticated",
-                  detail: `this source uses OAuth; run: ${loginCommand(name)}`
-                })
-              ),
-            onSome: (auth) => auth.provider(name, target.url, oauth)
-          })
-      })
-
-    /** Resolves when a lazy source's child has had no request in flight for idle_timeout. */
-    const idleFor = (name: string, timeout: Duration.Duration) =>
-      Effect.gen(function* () {
-        const counts = activity.get(name)!
-        const limit = Duration.toMillis(timeout)
-        counts.lastUsed = yield* Clock.currentTimeMillis
-        for (;;) {
-          const quiet = (yield* Clock.currentTimeMillis) - counts.lastUsed
-          if (counts.inFlight === 0 && quiet >= limit) return
-          yield* Effect.sleep(Duration.millis(Math.max(limit - quiet, 50)))
-        }
-      })
-
     /** Starts one child and serves until it exits (fails with why it is gone) or, lazy, until it is idle. */
-    const serve = (name: string, source: SourceConfig) =>
+    const serve = (name: string, slot: Slot.Slot) =>
       Effect.gen(function* () {
-        const { resolved, env, key } = yield* launchOf(name, source)
+        const { source } = slot
+        const launch = yield* launchOf(name, source)
+        const { resolved } = launch
         if (resolved.missing.length > 0) {
           return yield* new SourceError({
             instance: name,
@@ -288,35 +170,13 @@ export class Sources extends Effect.Service<Sources>()("clawtool/Sources", {
             detail: `missing secrets: ${resolved.missing.join(", ")}`
           })
         }
-        const diag = diagnostics.get(name)!
         const startedAt = yield* now
         yield* state.update(name, (current) => Instance.spawning(current, startedAt))
         const target = targetOf(source)
-        const launch: LaunchSpec | RemoteLaunchSpec =
-          target._tag === "Remote"
-            ? {
-                instance: name,
-                url: target.url,
-                transport: target.transport,
-                headers: resolved.headers,
-                authProvider: yield* remoteAuthProvider(name, target),
-                callTimeout: source.call_timeout,
-                host
-              }
-            : {
-                instance: name,
-                command: target.command,
-                env,
-                cwd: source.cwd,
-                callTimeout: source.call_timeout,
-                host,
-                onStderrLine: (line) => diag.stderr(line),
-                onGarbage: (line) => diag.garbage(line),
-                onExit: (exit) => {
-                  diag.lastExit = exit
-                }
-              }
-        const connected = yield* client.connect(launch).pipe(
+        const authProvider =
+          target._tag === "Remote" ? yield* Launch.authProviderOf(remoteAuth, name, target) : undefined
+        const spec = Launch.specOf(name, source, { launch, target, host, diagnostics: slot.diagnostics, authProvider })
+        const connected = yield* client.connect(spec).pipe(
           Effect.timeoutFail({
             duration: source.startup_timeout,
             onTimeout: () =>
@@ -328,23 +188,23 @@ export class Sources extends Effect.Service<Sources>()("clawtool/Sources", {
           })
         )
         const idleTimeout = source.start === "lazy" ? source.idle_timeout : undefined
-        const connection = idleTimeout === undefined ? connected : counted(connected, activity.get(name)!, clock)
+        const connection = idleTimeout === undefined ? connected : counted(connected, slot.activity)
         const runningSince = yield* now
         yield* state.update(name, (current) => Instance.running(current, connection, runningSince))
-        yield* settle(name)
+        yield* Slot.settle(slot)
         yield* Effect.logDebug(`source ${name}: running, ${connection.tools.length} tools, pid ${connection.pid}`)
         yield* connection.surfaceChanges.pipe(
           Stream.runForEach((surface) =>
             Effect.zipRight(
               state.update(name, (current) => Instance.surfaceChanged(current, connection, surface)),
-              persist(name, key, connection, surface)
+              persist(name, launch.key, connection, surface)
             )
           ),
           Effect.forkScoped
         )
         if (idleTimeout !== undefined) {
           const idled = yield* Effect.raceFirst(
-            Effect.as(idleFor(name, idleTimeout), true),
+            Effect.as(slot.activity.idleFor(idleTimeout), true),
             Effect.as(connection.exited, false)
           )
           if (idled) {
@@ -367,11 +227,12 @@ export class Sources extends Effect.Service<Sources>()("clawtool/Sources", {
      * One lifetime: serve, then judge the failure and record it. The recording runs while the failed child's scope is
      * still open, so Health is current before the reaping.
      */
-    const lifetime = (name: string, source: SourceConfig, policy: Policy.State) =>
-      serve(name, source).pipe(
+    const lifetime = (name: string, slot: Slot.Slot, policy: Policy.State) =>
+      serve(name, slot).pipe(
         Effect.as(undefined),
         Effect.catchAll((error) =>
           Effect.gen(function* () {
+            const { source } = slot
             const current = state.get().instances.get(name)!
             const runningSince =
               current._tag === "Running" ? Option.some(current.runningSince.getTime()) : Option.none()
@@ -391,8 +252,9 @@ export class Sources extends Effect.Service<Sources>()("clawtool/Sources", {
       )
 
     /** Supervises one instance for as long as the layer lives: lifetimes, separated by the policy's waits. */
-    const supervise = (name: string, source: SourceConfig) =>
+    const supervise = (name: string, slot: Slot.Slot) =>
       Effect.gen(function* () {
+        const { source } = slot
         // The key includes what the child is declared (the host's capabilities): known once the host initialized.
         const { key } = yield* launchOf(name, source)
         let cachedEager = false
@@ -406,28 +268,28 @@ export class Sources extends Effect.Service<Sources>()("clawtool/Sources", {
               const withCache = Instance.fromCache(current, cached.value.tools, cached.value.lists)
               return lazy ? Instance.idle(withCache) : withCache
             })
-            yield* Deferred.succeed(listed.get(name)!, undefined)
+            yield* Deferred.succeed(slot.listed, undefined)
             if (lazy) {
-              yield* settle(name)
-              yield* Queue.take(wakes.get(name)!)
+              yield* Slot.settle(slot)
+              yield* Queue.take(slot.wake)
             }
           }
         }
         yield* host.ready
         // Its catalog is served already: the child starts after the host's first lists are answered (they would queue
         // behind twenty spawns otherwise), or at once for a request routed to it.
-        if (cachedEager && hosted) yield* Effect.raceFirst(Queue.take(wakes.get(name)!), Effect.sleep(cachedSpawnDelay))
+        if (cachedEager && hosted) yield* Effect.raceFirst(Queue.take(slot.wake), Effect.sleep(cachedSpawnDelay))
         let policy = Policy.initial
         for (;;) {
-          const judged = yield* lifetime(name, source, policy)
+          const judged = yield* lifetime(name, slot, policy)
           if (judged === undefined) {
-            yield* Queue.take(wakes.get(name)!)
+            yield* Queue.take(slot.wake)
             continue
           }
           const [decision, next] = judged
           policy = next
           // awaitSettled means "the first attempt is over", whatever came of it.
-          yield* settle(name)
+          yield* Slot.settle(slot)
           if (decision._tag === "Stop") return
           yield* Effect.sleep(decision.delay)
           yield* state.update(name, Instance.restarting)
@@ -437,11 +299,12 @@ export class Sources extends Effect.Service<Sources>()("clawtool/Sources", {
       })
 
     const fibers = yield* FiberMap.make<string>()
-    for (const [name, source] of configured) yield* FiberMap.run(fibers, name, supervise(name, source))
+    for (const [name, slot] of slots) yield* FiberMap.run(fibers, name, supervise(name, slot))
 
     const reconfigure = (next: ClawtoolConfig, resolve: (instance: string, source: SourceConfig) => ResolvedSource) =>
       Effect.gen(function* () {
-        const changes = ConfigDiff.diff(config, next, { old: resolveSecrets, next: resolve })
+        const previous = yield* Ref.get(loaded)
+        const changes = ConfigDiff.diff(previous.config, next, { old: previous.resolve, next: resolve })
         // Nothing changed: nothing restarted, nothing announced.
         if (ConfigDiff.isEmpty(changes)) return changes
         const begun = [...changes.start, ...changes.restart]
@@ -452,17 +315,19 @@ export class Sources extends Effect.Service<Sources>()("clawtool/Sources", {
               concurrency: "unbounded",
               discard: true
             })
-            const entries = yield* Effect.forEach(begun, fresh)
+            const made = yield* Effect.forEach(begun, (name) =>
+              Effect.map(Slot.make(next.sources[name]!, clock), (slot) => [name, slot] as const)
+            )
             const restarted = new Set(changes.restart)
             const nextNames = enabledOf(next).map(([name]) => name)
             // Inside the batch: new tool rules and name_budget reach the catalog in the same one change.
             yield* live.set(next)
-            // One synchronous step: no reader sees an instance without its bookkeeping, or the old config for a new one.
+            // Before any new supervisor reads the secrets; kept children resolve the same under both (ConfigDiff).
+            yield* Ref.update(loaded, (current) => ({ ...current, config: next, resolve }))
+            // One synchronous step: no reader sees an instance without its slot, or a slot of another spec.
             yield* state.replace((current) => {
-              for (const name of [...changes.stop, ...changes.restart]) leave(name)
-              for (const entry of entries) enter(entry)
-              config = next
-              resolveSecrets = resolve
+              for (const name of [...changes.stop, ...changes.restart]) slots.delete(name)
+              for (const [name, slot] of made) slots.set(name, slot)
               names.splice(0, names.length, ...nextNames)
               return current.reconfigured(nextNames, (name, instance) =>
                 instance === undefined
@@ -472,10 +337,10 @@ export class Sources extends Effect.Service<Sources>()("clawtool/Sources", {
                     : instance
               )
             })
-            for (const name of begun) yield* FiberMap.run(fibers, name, supervise(name, next.sources[name]!))
+            for (const [name, slot] of made) yield* FiberMap.run(fibers, name, supervise(name, slot))
             // The one change waits for the new children's first attempts (as a first list does), at most list_wait.
             yield* Effect.timeoutOption(
-              Effect.forEach(begun, (name) => Deferred.await(settled.get(name)!), { discard: true }),
+              Effect.forEach(made, ([, slot]) => Deferred.await(slot.settled), { discard: true }),
               next.list_wait
             )
           })
@@ -491,16 +356,15 @@ export class Sources extends Effect.Service<Sources>()("clawtool/Sources", {
     const awaitInstance = (instance: string): Effect.Effect<void> =>
       Effect.suspend(() => {
         const current = state.get().instances.get(instance)
-        const source = config.sources[instance]
-        if (current === undefined || source === undefined || pastStarting(instance)) return Effect.void
-        const wake = wakes.get(instance)!
-        activity.get(instance)!.lastUsed = clock.unsafeCurrentTimeMillis()
+        const slot = slots.get(instance)
+        if (current === undefined || slot === undefined || pastStarting(instance)) return Effect.void
+        slot.activity.touch()
         // Checked on every change, not once: an instance may turn idle while this waits (a lazy one loading its cache).
         // So is an eager one serving its cached catalog that has not spawned its child yet.
         const wakeIfIdle = Effect.suspend(() => {
           const now = state.get().instances.get(instance)
           return now?._tag === "Idle" || (now?._tag === "Starting" && now.cached && Option.isNone(now.startedAt))
-            ? Queue.offer(wake, undefined)
+            ? Queue.offer(slot.wake, undefined)
             : Effect.void
         })
         return state.changes.pipe(
@@ -509,7 +373,7 @@ export class Sources extends Effect.Service<Sources>()("clawtool/Sources", {
           Stream.take(1),
           Stream.runDrain,
           // Past the startup_timeout the supervisor records the failure itself; the margin lets it.
-          Effect.timeout(Duration.sum(source.startup_timeout, Duration.seconds(1))),
+          Effect.timeout(Duration.sum(slot.source.startup_timeout, Duration.seconds(1))),
           Effect.ignore
         )
       })
@@ -545,24 +409,35 @@ export class Sources extends Effect.Service<Sources>()("clawtool/Sources", {
     const api: SourcesApi = {
       names,
       awaitSettled: Effect.suspend(() =>
-        Effect.forEach(Array.from(settled.values()), Deferred.await, { discard: true })
+        Effect.forEach(
+          Array.from(slots.values(), (slot) => slot.settled),
+          Deferred.await,
+          { discard: true }
+        )
       ),
-      awaitListed: Effect.suspend(() => Effect.forEach(Array.from(listed.values()), Deferred.await, { discard: true })),
+      awaitListed: Effect.suspend(() =>
+        Effect.forEach(
+          Array.from(slots.values(), (slot) => slot.listed),
+          Deferred.await,
+          { discard: true }
+        )
+      ),
       catalogNow: () => state.get().catalog,
       connectionNow: (instance) => state.get().connection(instance),
       catalog: Effect.sync(() => state.get().catalog),
       running: Effect.sync(() => state.get().running),
       cachedSurface: (instance) => state.get().instances.get(instance)?.cachedSurface,
-      health: Effect.map(Clock.currentTimeMillis, (at) => {
+      health: Effect.zipWith(Clock.currentTimeMillis, Ref.get(loaded), (at, { reloadFailure, skipped }) => {
         const { instances, names } = state.get()
         const rows = [
-          ...names.map((name) =>
-            Instance.healthRow(instances.get(name)!, {
-              package: packageOfSource(config.sources[name]!),
-              diagnostics: diagnostics.get(name)!,
+          ...names.map((name) => {
+            const slot = slots.get(name)!
+            return Instance.healthRow(instances.get(name)!, {
+              package: packageOfSource(slot.source),
+              diagnostics: slot.diagnostics,
               now: at
             })
-          ),
+          }),
           ...skipped.map(skippedRow)
         ]
         return Option.match(reloadFailure, {
@@ -572,10 +447,11 @@ export class Sources extends Effect.Service<Sources>()("clawtool/Sources", {
       }),
       reconfigure,
       reportReload: (outcome) =>
-        Effect.sync(() => {
-          reloadFailure = Either.getLeft(outcome)
-          if (Either.isRight(outcome)) skipped = outcome.right
-        }),
+        Ref.update(loaded, (current) => ({
+          ...current,
+          reloadFailure: Either.getLeft(outcome),
+          skipped: Either.isRight(outcome) ? outcome.right : current.skipped
+        })),
       callTool,
       awaitInstance,
       connection: (instance) =>

@@ -1,5 +1,6 @@
 import { Effect, Schema } from "effect"
 import { CallError } from "../../domain/Errors.js"
+import { ProcessEnv } from "../Config.js"
 import { defineTool } from "./Manifest.js"
 import { fitResult } from "./Budget.js"
 import { commandEnvironment, footer, ShellRun } from "./BashProcess.js"
@@ -126,7 +127,8 @@ export const Bash = defineTool({
       const roots = yield* context.roots
       const cwd = yield* workingDirectory(input.cwd, roots)
       const shown = Roots.display(roots, cwd)
-      const env = commandEnvironment(process.env)
+      const env = commandEnvironment(yield* ProcessEnv)
+      const clock = yield* Effect.clock
 
       if (input.run_in_background) {
         const table = shell.table
@@ -144,6 +146,7 @@ export const Bash = defineTool({
               command: input.command,
               cwd,
               env,
+              clock,
               timeoutMs: input.timeout_ms,
               headBytes: backgroundHeadBytes,
               tailBytes: backgroundTailBytes
@@ -178,7 +181,16 @@ export const Bash = defineTool({
       const timeoutMs = input.timeout_ms ?? defaultTimeoutMs
       const run = yield* Effect.try({
         try: () =>
-          new ShellRun({ command: input.command, cwd, env, timeoutMs, headBytes, tailBytes, tracker: shell.tracker }),
+          new ShellRun({
+            command: input.command,
+            cwd,
+            env,
+            clock,
+            timeoutMs,
+            headBytes,
+            tailBytes,
+            tracker: shell.tracker
+          }),
         catch: cannotStart
       })
       // Cancellation (the host's notifications/cancelled interrupts the handler): the group goes, TERM then KILL.

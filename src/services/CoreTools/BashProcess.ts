@@ -1,3 +1,4 @@
+import type { Clock } from "effect"
 import { spawn, type ChildProcessByStdio } from "node:child_process"
 import { existsSync } from "node:fs"
 import type { Readable } from "node:stream"
@@ -117,6 +118,8 @@ export interface RunOptions {
   readonly command: string
   readonly cwd: string
   readonly env: Readonly<Record<string, string>>
+  /** The caller's Clock (Effect's, read synchronously in the exit callback): what the duration is measured on. */
+  readonly clock: Clock.Clock
   /** Undefined: no limit (background runs without an explicit timeout). */
   readonly timeoutMs?: number | undefined
   readonly headBytes: number
@@ -141,7 +144,7 @@ export const signalGroup = (pgid: number, signal: NodeJS.Signals): void => {
 /** A running (or finished) command. Spawning fails synchronously only for a bad cwd or a missing shell. */
 export class ShellRun {
   readonly output: OutputBuffer
-  readonly startedAt = new Date()
+  private readonly startedMs: number
   readonly pid: number | undefined
   /** Settles once the shell exited and its group is gone (or has been sent SIGKILL). Never rejects. */
   readonly done: Promise<RunOutcome>
@@ -155,6 +158,7 @@ export class ShellRun {
 
   constructor(readonly options: RunOptions) {
     this.output = new OutputBuffer(options.headBytes, options.tailBytes)
+    this.startedMs = options.clock.unsafeCurrentTimeMillis()
     this.child = spawn(shell, ["-c", options.command], {
       // setsid: its own session and group (so the whole group can be signalled), and no controlling terminal, so a
       // password prompt (sudo, ssh) fails at once instead of waiting for a keyboard.
@@ -192,7 +196,7 @@ export class ShellRun {
           status: this.requested ?? "exited",
           exitCode,
           signal,
-          durationMs: Date.now() - this.startedAt.getTime()
+          durationMs: options.clock.unsafeCurrentTimeMillis() - this.startedMs
         }
         resolve(this.outcome)
       }

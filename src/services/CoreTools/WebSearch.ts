@@ -1,5 +1,6 @@
 import { Effect, Option, Schema } from "effect"
 import { CallError } from "../../domain/Errors.js"
+import { type Env, ProcessEnv } from "../Config.js"
 import { type CoreSetup, defineTool } from "./Manifest.js"
 import { fitResult } from "./Budget.js"
 import { type Backend, keyNames, pickBackend, redact, search, SearchFailure, selectHits } from "./WebSearchBackends.js"
@@ -44,9 +45,12 @@ const WebSearchOutput = Schema.Struct({
   count: Schema.Number
 })
 
-/** The configured backend: a key in secrets.toml [scopes.global] or the environment. */
-export const backendOf = (setup: Pick<CoreSetup, "secret">): Backend | undefined =>
-  pickBackend((name) => Option.getOrUndefined(setup.secret(name)), process.env)
+/**
+ * The configured backend: a key in secrets.toml [scopes.global] or the environment; `env` (ProcessEnv) may point it
+ * at another endpoint (tests).
+ */
+export const backendOf = (setup: Pick<CoreSetup, "secret">, env: Env): Backend | undefined =>
+  pickBackend((name) => Option.getOrUndefined(setup.secret(name)), env)
 
 export const WebSearch = defineTool({
   name: "WebSearch",
@@ -78,14 +82,15 @@ export const WebSearch = defineTool({
     openWorldHint: true
   },
   unavailable: (setup) =>
-    backendOf(setup) === undefined
+    // Only the key decides whether it is served; the endpoint is read per call.
+    backendOf(setup, {}) === undefined
       ? `no search backend key: set ${keyNames.brave} (or ${keyNames.tavily}) in secrets.toml [scopes.global] or the environment`
       : undefined,
   input: WebSearchInput,
   output: WebSearchOutput,
   handler: (input, context) =>
     Effect.gen(function* () {
-      const backend = backendOf(context)
+      const backend = backendOf(context, yield* ProcessEnv)
       if (backend === undefined) {
         return yield* new CallError({
           tool: "WebSearch",

@@ -113,6 +113,8 @@ export const takeFileLock = async (file: string): Promise<(() => Promise<void>) 
       Fs.stat(file).catch(() => undefined)
     ])
     const pid = Number(held?.split(" ")[0])
+    // Wall-clock time, not Effect's Clock: this runs inside the SDK's auth() callbacks (no Effect runtime), and the
+    // lock's age is measured against the file system's mtime, which is wall-clock time whatever clock a test drives.
     const stale =
       held !== undefined &&
       stat !== undefined &&
