@@ -11,8 +11,6 @@ import { HostSessions, type SessionView } from "./HostSessions.js"
 import { Registry } from "./Registry.js"
 import { Tracing } from "./Tracing.js"
 
-export { gatewayCapabilities, tasksSince } from "./Gateway/Sdk.js"
-
 /** How the Gateway serves one host session (see `Gateway.session`). */
 export interface SessionOptions {
   /** A daemon session's id (HTTP, ADR 020); absent for the one stdio host. */
@@ -41,7 +39,7 @@ export class Gateway extends Effect.Service<Gateway>()("clawtool/Gateway", {
     const sessions = yield* HostSessions
     const chain = yield* ConfigChain
     const runtime = yield* Effect.runtime<never>()
-    const shared: Handlers.Shared = { registry, tracing }
+    const services: Handlers.Services = { registry, tracing }
     const forwardTo = registry.forward
 
     /** Children's notifications for this host, mapped (logger = instance, URIs, task ids) and filtered by the session. */
@@ -115,8 +113,8 @@ export class Gateway extends Effect.Service<Gateway>()("clawtool/Gateway", {
           answered: view.answered,
           initialized: view.initialized,
           // Only clawtool's stdio transport (the one with a relay to prepare) splices pre-serialised results (ADR 009).
-          requests: Handlers.handlers(shared, view, options.prepare !== undefined),
-          rootsChanged: Handlers.rootsChanged(shared, view)
+          requests: Handlers.handlers(services, view, options.prepare !== undefined),
+          rootsChanged: Handlers.rootsChanged(services, view)
         })
         // Subscribed before the host can initialize, so nothing a child sends after its own initialize is lost.
         const feed = yield* sessions.feed

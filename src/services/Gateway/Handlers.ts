@@ -24,7 +24,7 @@ export interface RequestContext {
 export type Handler = (params: unknown, context: RequestContext) => Effect.Effect<unknown, RpcError>
 
 /** What every session's requests share. */
-export interface Shared {
+export interface Services {
   readonly registry: Registry
   readonly tracing: Tracing
 }
@@ -51,7 +51,7 @@ const progressFor = (meta: JsonObject | undefined, context: RequestContext) => {
  * objects itself. Plain tools/calls over stdio are taken earlier by the relay (see CallPath).
  */
 export const handlers = (
-  { registry, tracing }: Shared,
+  { registry, tracing }: Services,
   session: SessionView,
   spliced: boolean
 ): Readonly<Record<string, Handler>> => {
@@ -254,5 +254,5 @@ export const handlers = (
 }
 
 /** The host's roots changed: the session forgets them, and children hear it when the session says so (one host). */
-export const rootsChanged = ({ registry }: Shared, session: SessionView) =>
+export const rootsChanged = ({ registry }: Services, session: SessionView) =>
   Effect.flatMap(session.rootsChanged, (tell) => (tell ? registry.forward.rootsChanged : Effect.void))
