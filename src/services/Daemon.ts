@@ -230,8 +230,7 @@ export class Daemon extends Effect.Service<Daemon>()("clawtool/Daemon", {
             sessions.set(id, transport)
             await run(open(id, transport, false))
             const done = busy(id)
-            await transport.handleRequest(req, res, body)
-            done()
+            await transport.handleRequest(req, res, body).finally(done)
             // A refused initialize leaves a transport with no session: nothing can reach it again.
             if (transport.sessionId === undefined) await run(close(id))
             return
