@@ -6,7 +6,7 @@ import { Connect } from "../services/Connect.js"
 import { CoreTools } from "../services/CoreTools.js"
 import { Daemon } from "../services/Daemon.js"
 import { Gateway } from "../services/Gateway.js"
-import { declaredCapabilities, HostBridge, SharedHosts } from "../services/HostBridge.js"
+import { declaredCapabilities, HostSessions, SharedHosts } from "../services/HostSessions.js"
 import { OAuth } from "../services/OAuth.js"
 import { Registry } from "../services/Registry.js"
 import { Reload } from "../services/Reload.js"
@@ -65,12 +65,12 @@ export const HealthLive = (location: Location) =>
  * `clawtool serve`: Gateway over Registry over Sources and CoreTools (the Registry's tool provider), built once (layers are memoised per graph, so the
  * Config that Telemetry reads is the one Sources uses). Telemetry is built first so every service captures
  * its tracer, and closed last so the spans of the shutdown are flushed too. Reload (ADR 016) shares the same Sources
- * and HostBridge by that memoisation: HostBridge is provided to both, so whichever builds Sources first sees it.
+ * and HostSessions by that memoisation: HostSessions is provided to both, so whichever builds Sources first sees it.
  */
 export const ServeLive = (location: Location) =>
   Layer.merge(Gateway.Default, Reload.Default).pipe(
     Layer.provide(CoreTools.Provider),
-    Layer.provide(HostBridge.Default),
+    Layer.provide(HostSessions.Default),
     Layer.provide(TelemetryLive()),
     Layer.provide(FromConfigLive),
     Layer.provide(Config.Default),
@@ -81,25 +81,31 @@ export const ServeLive = (location: Location) =>
 export const listenAddress = (flag: Option.Option<string>) =>
   Effect.map(Config, ({ config }) => Option.orElse(flag, () => Option.fromNullable(config.http.listen)))
 
-/** In daemon mode children are shared by every session: they declare `[http] child_capabilities` (ADR 020). */
+/**
+ * In daemon mode children are shared by every session: they declare `[http] child_capabilities`, and a session unused
+ * for `[http] session_idle` expires (ADR 020).
+ */
 const SharedHostsLive = (flag: Option.Option<string>) =>
   Layer.unwrapEffect(
     Effect.map(Effect.zip(listenAddress(flag), Config), ([listen, { config }]) =>
       Option.isNone(listen)
         ? Layer.empty
-        : Layer.succeed(SharedHosts, { childCapabilities: declaredCapabilities(config.http.child_capabilities) })
+        : Layer.succeed(SharedHosts, {
+            childCapabilities: declaredCapabilities(config.http.child_capabilities),
+            sessionIdle: config.http.session_idle
+          })
     )
   )
 
 /**
  * `clawtool serve` with a possible `--listen`: the Gateway (stdio) and the Daemon (HTTP) over one graph; which one
  * runs is decided by the command once the config is read, and the host side of the children follows it. Reload
- * (ADR 016) shares the same Sources and HostBridge, as in ServeLive.
+ * (ADR 016) shares the same Sources and HostSessions, as in ServeLive.
  */
 export const DaemonLive = (location: Location, listen: Option.Option<string>) =>
   Layer.mergeAll(Gateway.Default, Daemon.Default, Reload.Default).pipe(
     Layer.provide(CoreTools.Provider),
-    Layer.provide(HostBridge.Default),
+    Layer.provide(HostSessions.Default),
     Layer.provide(TelemetryLive()),
     Layer.provide(SharedHostsLive(listen)),
     Layer.provide(FromConfigLive),

@@ -1,5 +1,4 @@
-import type { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js"
-import { Deferred, Duration, Effect, FiberMap, Option, Runtime, Schedule } from "effect"
+import { Deferred, Effect, FiberMap, Option, Runtime } from "effect"
 import { randomUUID } from "node:crypto"
 import type * as http from "node:http"
 import { ConfigError } from "../domain/Errors.js"
@@ -11,8 +10,10 @@ import {
   originAllowed,
   parseListen
 } from "../transport/HttpGuard.js"
+import { type HttpServerTransport, loadHttpServerTransports } from "../transport/HttpServerTransport.js"
 import { Config } from "./Config.js"
 import { Gateway } from "./Gateway.js"
+import { HostSessions } from "./HostSessions.js"
 import { expand, Secrets } from "./Secrets.js"
 
 /** A JSON-RPC error body with no request id (the request could not be read, or was refused before routing). */
@@ -52,21 +53,12 @@ const isInitialize = (body: unknown): boolean =>
     ? body.some(isInitialize)
     : typeof body === "object" && body !== null && (body as { method?: unknown }).method === "initialize"
 
-/** One stateful session: its transport, and when it was last used (idle sessions expire). */
-interface SessionEntry {
-  readonly transport: StreamableHTTPServerTransport
-  lastSeen: number
-  /** Requests still open on it (an open GET stream counts): a session in use never expires. */
-  open: number
-}
-
 /** What `[http]` and `--listen` resolve to, checked before anything listens. */
 export interface DaemonSettings {
   readonly listen: ListenAddress
   readonly token: string | undefined
   readonly allowedHosts: ReadonlyArray<string>
   readonly allowedOrigins: ReadonlyArray<string>
-  readonly sessionIdle: Duration.Duration
   readonly stateless: boolean
   readonly maxBody: number
 }
@@ -74,12 +66,14 @@ export interface DaemonSettings {
 /**
  * `clawtool serve --listen` (ADR 020): MCP streamable HTTP at /mcp for any number of host sessions over the one
  * Gateway, Registry and set of children; /healthz and /readyz for probes. Each HTTP session is a Gateway session over
- * the SDK's StreamableHTTPServerTransport; this file owns what comes before it (Host, Origin, token, size, JSON).
+ * the SDK's streamable-HTTP transport; this file is the HTTP front end only: routing, Host, Origin, token, size, JSON,
+ * and which transport a session id names. What a session keeps (and when it expires) is HostSessions'.
  */
 export class Daemon extends Effect.Service<Daemon>()("clawtool/Daemon", {
-  dependencies: [Gateway.Default, Secrets.Default],
+  dependencies: [Gateway.Default, Secrets.Default, HostSessions.Default],
   effect: Effect.gen(function* () {
     const gateway = yield* Gateway
+    const hostSessions = yield* HostSessions
     const secrets = yield* Secrets
     const { config, file } = yield* Config
     const where = Option.getOrElse(file, () => "(no config file)")
@@ -119,7 +113,6 @@ export class Daemon extends Effect.Service<Daemon>()("clawtool/Daemon", {
           token,
           allowedHosts: http.allowed_hosts,
           allowedOrigins: http.allowed_origins,
-          sessionIdle: http.session_idle,
           stateless: http.stateless,
           maxBody: http.max_body
         } satisfies DaemonSettings
@@ -130,15 +123,19 @@ export class Daemon extends Effect.Service<Daemon>()("clawtool/Daemon", {
       Effect.gen(function* () {
         const options = yield* settings(listenText)
         // Loaded only here: stdio serve never pays for the HTTP transport and its Hono adapter (cold start, ADR 008).
-        const { StreamableHTTPServerTransport } = yield* Effect.promise(
-          () => import("@modelcontextprotocol/sdk/server/streamableHttp.js")
-        )
+        const transports = yield* Effect.promise(loadHttpServerTransports)
         const { createServer } = yield* Effect.promise(() => import("node:http"))
-        const { ReplayLog } = yield* Effect.promise(() => import("../transport/ReplayLog.js"))
         const runtime = yield* Effect.runtime<never>()
         const run = Runtime.runPromise(runtime)
+        const runSync = Runtime.runSync(runtime)
         const fibers = yield* FiberMap.make<string>()
-        const sessions = new Map<string, SessionEntry>()
+        /** Each stateful session's transport, by session id. */
+        const sessions = new Map<string, HttpServerTransport>()
+        /** Counts a request open on session `id` until the returned function runs: a session in use never expires. */
+        const busy = (id: string) => {
+          const done = runSync(hostSessions.track(id))
+          return () => runSync(done)
+        }
         let ready = false
         let bound = options.listen
         yield* Effect.forkScoped(
@@ -149,7 +146,7 @@ export class Daemon extends Effect.Service<Daemon>()("clawtool/Daemon", {
         )
 
         /** Opens a Gateway session over `transport` in its own fiber; it lives until closed, expired or shut down. */
-        const open = (id: string, transport: StreamableHTTPServerTransport, stateless: boolean) =>
+        const open = (id: string, transport: HttpServerTransport, stateless: boolean) =>
           Effect.gen(function* () {
             const opened = yield* Deferred.make<void>()
             yield* FiberMap.run(
@@ -217,7 +214,7 @@ export class Daemon extends Effect.Service<Daemon>()("clawtool/Daemon", {
           if (options.stateless) {
             // Each request stands alone: a fresh session that ends with its response.
             const id = randomUUID()
-            const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined })
+            const transport = transports.stateless()
             await run(open(id, transport, true))
             res.once("close", () => void run(close(id)))
             return transport.handleRequest(req, res, body)
@@ -229,29 +226,19 @@ export class Daemon extends Effect.Service<Daemon>()("clawtool/Daemon", {
               return reply(res, 400, rpcError(-32000, "Bad Request: Mcp-Session-Id header is required"))
             }
             const id = randomUUID()
-            // A session's SSE events are kept (bounded) so a dropped stream resumes with Last-Event-ID (ADR 026).
-            const transport = new StreamableHTTPServerTransport({
-              sessionIdGenerator: () => id,
-              eventStore: new ReplayLog()
-            })
-            sessions.set(id, { transport, lastSeen: Date.now(), open: 1 })
+            const transport = transports.session(id)
+            sessions.set(id, transport)
             await run(open(id, transport, false))
-            await transport.handleRequest(req, res, body)
-            const entry = sessions.get(id)
-            if (entry !== undefined) entry.open -= 1
+            const done = busy(id)
+            await transport.handleRequest(req, res, body).finally(done)
             // A refused initialize leaves a transport with no session: nothing can reach it again.
             if (transport.sessionId === undefined) await run(close(id))
             return
           }
-          const entry = sessions.get(sessionId)
-          if (entry === undefined) return reply(res, 404, rpcError(-32001, "Session not found"))
-          entry.open += 1
-          entry.lastSeen = Date.now()
-          res.once("close", () => {
-            entry.open -= 1
-            entry.lastSeen = Date.now()
-          })
-          return entry.transport.handleRequest(req, res, body)
+          const transport = sessions.get(sessionId)
+          if (transport === undefined) return reply(res, 404, rpcError(-32001, "Session not found"))
+          res.once("close", busy(sessionId))
+          return transport.handleRequest(req, res, body)
         }
 
         const handler = (req: http.IncomingMessage, res: http.ServerResponse) => {
@@ -296,20 +283,6 @@ export class Daemon extends Effect.Service<Daemon>()("clawtool/Daemon", {
           )
         )
 
-        // Idle sessions expire: hosts rarely send DELETE.
-        const idleMillis = Duration.toMillis(options.sessionIdle)
-        yield* Effect.forkScoped(
-          Effect.repeat(
-            Effect.suspend(() =>
-              Effect.forEach(
-                [...sessions].filter(([, entry]) => entry.open <= 0 && Date.now() - entry.lastSeen > idleMillis),
-                ([id]) => Effect.zipRight(Effect.logDebug("http: session idle, closing"), close(id)),
-                { discard: true }
-              )
-            ),
-            Schedule.spaced(Duration.millis(Math.max(50, Math.min(idleMillis / 4, 30_000))))
-          )
-        )
         return yield* Effect.never
       }).pipe(Effect.scoped, Effect.withSpan("Daemon.serve"))
 

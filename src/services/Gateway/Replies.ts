@@ -1,11 +1,18 @@
-import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js"
 import { CallError } from "../../domain/Errors.js"
 import { errorResult, type CallToolResult } from "../../domain/Mcp.js"
+import { RpcCode, RpcError } from "../../domain/Surface.js"
+import { mcpErrorText } from "../../transport/SdkShape.js"
 import { rawResult } from "../../transport/StdioServerTransport.js"
 
 /** How the Gateway answers: tool results, JSON-RPC errors, and results as JSON text that never throws. */
 
-export const invalidParams = (message: string) => new McpError(ErrorCode.InvalidParams, message)
+/** Params the Gateway cannot read: -32602, worded as the SDK's McpError words it (the host sees the same text as ever). */
+export const invalidParams = (message: string) =>
+  new RpcError({
+    reason: "InvalidParams",
+    code: RpcCode.InvalidParams,
+    detail: mcpErrorText(RpcCode.InvalidParams, message)
+  })
 
 /** A call that cannot be delivered becomes an isError result the agent can read, with the structure in `_meta`. */
 export const callErrorResult = (error: CallError): CallToolResult =>

@@ -1,0 +1,258 @@
+import { Effect, Either, Option } from "effect"
+import * as CallPlan from "../../domain/CallPlan.js"
+import type { Progress } from "../../domain/Connection.js"
+import type { JsonObject } from "../../domain/Mcp.js"
+import { isJsonObject, RpcCode, RpcError } from "../../domain/Surface.js"
+import { resumeOptimiser } from "../../heap.js"
+import { rawResult } from "../../transport/StdioServerTransport.js"
+import { logLevels, type SessionView } from "../HostSessions.js"
+import type { ForwardOptions } from "../Registry/Forward.js"
+import * as SurfaceRoutes from "../Registry/Surface.js"
+import type { Surface } from "../Registry/Surface.js"
+import type { Registry } from "../Registry.js"
+import type { Tracing } from "../Tracing.js"
+import { callErrorResult, invalidParams, serialisable, serialised, unserialisable } from "./Replies.js"
+
+/** What a request's handler gets besides its params. */
+export interface RequestContext {
+  readonly requestId: string | number
+  /** Sends the host a notification about this request (its progress), never failing. */
+  readonly notify: (method: string, params: JsonObject) => void
+}
+
+/** One host request: its params in, its result or its JSON-RPC error out. */
+export type Handler = (params: unknown, context: RequestContext) => Effect.Effect<unknown, RpcError>
+
+/** What every session's requests share. */
+export interface Services {
+  readonly registry: Registry
+  readonly tracing: Tracing
+}
+
+/** The params without the host's progressToken (the SDK adds its own downstream); an emptied `_meta` goes too. */
+const withoutProgressToken = (params: JsonObject, meta: JsonObject): JsonObject => {
+  const { progressToken: _token, ...rest } = meta
+  const { _meta: _old, ...others } = params
+  return Object.keys(rest).length === 0 ? others : { ...others, _meta: rest }
+}
+
+/** When the host's request carries a progressToken: progress comes back under it (the SDK uses its own downstream). */
+const progressFor = (meta: JsonObject | undefined, context: RequestContext) => {
+  const progressToken = CallPlan.hostProgressToken(meta)
+  return progressToken === undefined
+    ? undefined
+    : (progress: Progress) => context.notify("notifications/progress", { ...progress, progressToken })
+}
+
+/**
+ * Every request a host can send after initialize, by method, for one session: a function of the session and the
+ * request, whatever carries it (stdio, an HTTP session, or a stateless request's ephemeral session). `spliced`: the
+ * transport splices pre-serialised results (clawtool's stdio transport, ADR 009); the SDK's HTTP transport serialises
+ * objects itself. Plain tools/calls over stdio are taken earlier by the relay (see CallPath).
+ */
+export const handlers = (
+  { registry, tracing }: Services,
+  session: SessionView,
+  spliced: boolean
+): Readonly<Record<string, Handler>> => {
+  const forwardTo = registry.forward
+
+  const listTools = Effect.gen(function* () {
+    yield* registry.listWait
+    const catalog = yield* registry.catalog
+    session.seen.tools = catalog.host.hash
+    // Spliced into the response by the transport: a 10,000-tool catalog is not re-serialised per list.
+    return spliced ? rawResult(catalog.host.listJson) : { tools: catalog.tools }
+  })
+
+  /** tools/call on the SDK path: what CallPlan sends here (progress, task, trace context, failures to explain). */
+  const callTool: Handler = (params, context) => {
+    resumeOptimiser() // the host's first call ends the start-up (src/heap.ts)
+    const parsed = CallPlan.parse(params)
+    if (!parsed.ok) return Effect.fail(invalidParams(parsed.invalid))
+    const { name, arguments: args, task, meta } = parsed.call
+    // The host's progressToken is never sent on raw: the SDK puts its own token on the child request and
+    // each progress notification goes back under the host's token.
+    const { progressToken: _token, ...forwardedMeta } = meta ?? {}
+    const onProgress = progressFor(meta, context)
+    // The server span wraps the whole call; the child gets the client span's traceparent merged into the
+    // host's _meta, and the result's _meta.traceparent names clawtool's server span (SEP-414).
+    const call = Effect.flatMap(registry.routeOf(name), (route) =>
+      tracing.toolCall({
+        wire: name,
+        route,
+        requestId: context.requestId,
+        context: tracing.extract(meta),
+        meta: meta === undefined ? undefined : forwardedMeta,
+        call: (_meta) => registry.call(name, { arguments: args, _meta, task }, { onProgress }),
+        recover: callErrorResult
+      })
+    )
+    // Counted in flight on its child (the child's reverse requests are routed by it), run as this session's: clawtool's
+    // own tools use its roots and state, never another session's.
+    const counted = session.asCaller(
+      Effect.flatMap(registry.instanceOf(name), (instance) =>
+        Option.isNone(instance) ? call : session.inFlight(instance.value, call)
+      )
+    )
+    // Serialised here, where a result too deep for the stack can still be answered (as on the relay).
+    const answer = (result: unknown) =>
+      spliced
+        ? serialised(result, (cause) => callErrorResult(unserialisable(name, cause)))
+        : serialisable(result, (cause) => callErrorResult(unserialisable(name, cause)))
+    if (task === undefined) return Effect.map(counted, answer)
+    // A task-augmented call needs a child that declared task support: a JSON-RPC error otherwise, since the
+    // host expects a CreateTaskResult, not a tool result.
+    const checked = Effect.gen(function* () {
+      const instance = yield* registry.instanceOf(name)
+      if (Option.isNone(instance)) {
+        return yield* new RpcError({
+          reason: "Unsupported",
+          code: RpcCode.MethodNotFound,
+          detail: `tool "${name}" does not support task-augmented tools/call`
+        })
+      }
+      yield* forwardTo.checkTaskCall(instance.value)
+    })
+    // The session owns the tasks it creates: the child's task-related reverse requests are routed to it.
+    const owned = Effect.tap(counted, (result) => {
+      const taskId = (result as { task?: { taskId?: unknown } }).task?.taskId
+      const route = forwardTo.routeTask(taskId)
+      return typeof taskId === "string" && Either.isRight(route)
+        ? session.ownTask(route.right.instance, route.right.taskId)
+        : Effect.void
+    })
+    return Effect.zipRight(checked, Effect.map(owned, answer))
+  }
+
+  /**
+   * A forwarded method: params must be an object; the host's progressToken is replaced downstream and its progress
+   * comes back under the host's token; the child's error (or the routing error) is the answer. A request routed to a
+   * child counts as this session's in flight on it, as a tools/call does: what the child asks meanwhile (sampling,
+   * elicitation) comes back to this session.
+   */
+  const forward =
+    (
+      method: string,
+      handle: (params: JsonObject, options: ForwardOptions) => Effect.Effect<JsonObject, RpcError>
+    ): Handler =>
+    (raw, context) => {
+      const params = raw ?? {}
+      if (!isJsonObject(params)) return Effect.fail(invalidParams(`${method} params must be an object`))
+      const meta = isJsonObject(params._meta) ? params._meta : undefined
+      const onProgress = progressFor(meta, context)
+      const forwarded = meta?.progressToken === undefined ? params : withoutProgressToken(params, meta)
+      const around =
+        (instance: string) =>
+        <A, E>(request: Effect.Effect<A, E>) =>
+          session.inFlight(instance, request)
+      return handle(forwarded, { onProgress, around }).pipe(
+        Effect.withSpan(method, { kind: "server", attributes: { "mcp.method.name": method } })
+      )
+    }
+
+  /** Another session's task id is unknown to this one (-32602, as a child answers); see SessionView.ownsTask. */
+  const owns = (taskId: unknown) =>
+    Either.match(forwardTo.routeTask(taskId), {
+      // Not a task id clawtool can route: the forwarded request says so itself.
+      onLeft: () => Effect.succeed(true),
+      onRight: (route) => session.ownsTask(route.instance, route.taskId)
+    })
+  const ownTask = (params: JsonObject, then: Effect.Effect<JsonObject, RpcError>) =>
+    Effect.flatMap(owns(params.taskId), (owned) =>
+      owned
+        ? then
+        : Effect.fail(
+            new RpcError({
+              reason: "InvalidParams",
+              code: RpcCode.InvalidParams,
+              detail: `no task ${JSON.stringify(params.taskId)} in this session`
+            })
+          )
+    )
+  const ownTasks = (all: Effect.Effect<{ readonly tasks: ReadonlyArray<JsonObject> }, RpcError>) =>
+    Effect.flatMap(all, ({ tasks }) =>
+      Effect.map(
+        Effect.filter(tasks, (task) => owns(task.taskId)),
+        (own) => ({ tasks: own })
+      )
+    )
+
+  /** A list waits like tools/list, and what it answers is what the host has seen of its kind. */
+  const surfaceList = <A extends JsonObject>(kind: "resources" | "prompts", answer: (surface: Surface) => A) =>
+    Effect.gen(function* () {
+      yield* registry.listWait
+      const current = yield* registry.surface
+      session.seen[kind] = kind === "resources" ? current.resourcesKey : current.promptsKey
+      return answer(current)
+    })
+
+  /**
+   * resources/(un)subscribe: recorded on the session (a restarted child is subscribed again; its updates reach the
+   * session), and sent to the child when the session says so (shared children: the first subscribe, the last
+   * unsubscribe). A URI no running source claims yet is forwarded as is (it waits for its source) and recorded after.
+   */
+  const subscription = (method: "resources/subscribe" | "resources/unsubscribe", on: boolean) =>
+    forward(method, (params) => {
+      const uri = params.uri
+      const direct = Effect.flatMap(forwardTo.subscription(method, params), ({ result, route }) =>
+        typeof uri === "string" ? Effect.as(session.subscription(uri, route, on), result) : Effect.succeed(result)
+      )
+      if (typeof uri !== "string") return direct
+      return Effect.gen(function* () {
+        const route = SurfaceRoutes.routeUri(yield* registry.surface, uri)
+        if (Either.isLeft(route)) return yield* direct
+        const { tell, undo } = yield* session.subscription(uri, route.right, on)
+        if (!tell) return {}
+        return yield* Effect.map(forwardTo.subscription(method, params), ({ result }) => result).pipe(
+          Effect.tapError(() => undo)
+        )
+      })
+    })
+
+  // logging/setLevel: kept on the session (it filters what this host gets), and children get the level the session
+  // says (the lowest any session asked for), remembered for children that start later.
+  const setLevel = forward("logging/setLevel", (params) =>
+    Effect.gen(function* () {
+      const level = params.level
+      if (typeof level !== "string" || !logLevels.includes(level)) {
+        return yield* new RpcError({
+          reason: "InvalidParams",
+          code: RpcCode.InvalidParams,
+          detail: `logging/setLevel needs params.level, one of ${logLevels.join(", ")}`
+        })
+      }
+      const children = yield* session.setLevel(level)
+      if (children !== undefined) yield* forwardTo.setLevel(children)
+      return {}
+    })
+  )
+
+  return {
+    "tools/list": () => listTools,
+    "tools/call": callTool,
+    "resources/list": forward("resources/list", () =>
+      surfaceList("resources", (current) => ({ resources: current.resources }))
+    ),
+    "resources/templates/list": forward("resources/templates/list", () =>
+      surfaceList("resources", (current) => ({ resourceTemplates: current.resourceTemplates }))
+    ),
+    "resources/read": forward("resources/read", (params, options) => forwardTo.readResource(params, options)),
+    "resources/subscribe": subscription("resources/subscribe", true),
+    "resources/unsubscribe": subscription("resources/unsubscribe", false),
+    "prompts/list": forward("prompts/list", () => surfaceList("prompts", (current) => ({ prompts: current.prompts }))),
+    "prompts/get": forward("prompts/get", (params, options) => forwardTo.getPrompt(params, options)),
+    "completion/complete": forward("completion/complete", (params, options) => forwardTo.complete(params, options)),
+    "tasks/get": forward("tasks/get", (params) => ownTask(params, forwardTo.getTask(params))),
+    "tasks/result": forward("tasks/result", (params, options) =>
+      ownTask(params, forwardTo.taskResult(params, options))
+    ),
+    "tasks/list": forward("tasks/list", () => ownTasks(forwardTo.listTasks)),
+    "tasks/cancel": forward("tasks/cancel", (params) => ownTask(params, forwardTo.cancelTask(params))),
+    "logging/setLevel": setLevel
+  }
+}
+
+/** The host's roots changed: the session forgets them, and children hear it when the session says so (one host). */
+export const rootsChanged = ({ registry }: Services, session: SessionView) =>
+  Effect.flatMap(session.rootsChanged, (tell) => (tell ? registry.forward.rootsChanged : Effect.void))
