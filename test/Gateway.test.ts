@@ -19,7 +19,7 @@ import { type CachedCatalog, CatalogCache } from "../src/services/CatalogCache.j
 import { Config } from "../src/services/Config.js"
 import { CoreTools } from "../src/services/CoreTools.js"
 import { Gateway } from "../src/services/Gateway.js"
-import { HostBridge } from "../src/services/HostBridge.js"
+import { HostSessions } from "../src/services/HostSessions.js"
 import { Registry } from "../src/services/Registry.js"
 import { Secrets } from "../src/services/Secrets.js"
 import { SourceClient } from "../src/services/SourceClient/SourceClient.js"
@@ -94,7 +94,7 @@ const fakeChildren = (serves: Record<string, Served>) => {
   }
 }
 
-/** The Gateway as `serve` builds it (HostBridge shared by Sources, Registry and the Gateway), over the fake children. */
+/** The Gateway as `serve` builds it (HostSessions, and its HostBridge port shared by Sources, Registry and the Gateway), over the fake children. */
 const gatewayLayer = (toml: string, client: SourceClient, cache = CatalogCache.Test()) => {
   const config = configFrom(toml)
   const configLayer = Config.layerTest(config)
@@ -114,7 +114,7 @@ const gatewayLayer = (toml: string, client: SourceClient, cache = CatalogCache.T
   )
   return Gateway.DefaultWithoutDependencies.pipe(
     Layer.provide(Layer.merge(registry, Tracing.Default)),
-    Layer.provideMerge(HostBridge.Default)
+    Layer.provideMerge(HostSessions.Default)
   )
 }
 
