@@ -20,6 +20,7 @@ export default defineConfig({
       "test/SourcesPolicy.test.ts",
       "test/SourcesInstance.test.ts",
       "test/transport.test.ts",
+      "test/text.test.ts",
       "test/mutants/**/*.test.ts"
     ],
     // One worker reuses the loaded modules between mutant runs (mutants switch at run time, no reload needed).
