@@ -22,6 +22,7 @@ export default defineConfig({
       "test/transport.test.ts",
       "test/text.test.ts",
       "test/Limits/Limits.test.ts",
+      "test/TypeScriptExport/TypeScriptExport.test.ts",
       "test/mutants/**/*.test.ts"
     ],
     // One worker reuses the loaded modules between mutant runs (mutants switch at run time, no reload needed).
