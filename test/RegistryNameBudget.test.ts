@@ -144,3 +144,43 @@ describe("Catalog.build: names, routing and collisions", () => {
     assert.isFalse(catalog.routes.has("ToolSearch"))
   })
 })
+
+// Mutation-testing follow-ups (docs/mutation.md): Pipeline's helpers and NameBudget's claim resolution.
+describe("NameBudget.resolveClaims", () => {
+  const claim = (wire: string, label: string, rank = 1) => ({ wire, label, rank, value: label })
+
+  it("three claims on one name: lowest rank wins, then byte order of the label; every loser is reported", () => {
+    const { collisions, kept } = NameBudget.resolveClaims([claim("w", "c"), claim("w", "a"), claim("w", "b")])
+    assert.deepStrictEqual(
+      kept.map((c) => c.label),
+      ["a"]
+    )
+    assert.deepStrictEqual(collisions, [{ wire: "w", kept: "a", dropped: ["b", "c"] }])
+    const ranked = NameBudget.resolveClaims([claim("w", "a", 2), claim("w", "z", 0), claim("w", "b", 1)])
+    assert.deepStrictEqual(ranked.collisions, [{ wire: "w", kept: "z", dropped: ["b", "a"] }])
+  })
+
+  it("collisions are reported in wire-name order, whatever order the claims came in", () => {
+    const { collisions, kept } = NameBudget.resolveClaims([
+      claim("z", "z1"),
+      claim("z", "z2"),
+      claim("solo", "s"),
+      claim("y", "y1"),
+      claim("y", "y2")
+    ])
+    assert.deepStrictEqual(
+      collisions.map((c) => c.wire),
+      ["y", "z"]
+    )
+    assert.deepStrictEqual(
+      kept.map((c) => c.label),
+      ["z1", "s", "y1"]
+    )
+  })
+
+  it("sourceRank: names that needed no change rank before sanitized and shortened ones, after core tools", () => {
+    assert.isBelow(NameBudget.coreRank, NameBudget.sourceRank("as-is"))
+    assert.isBelow(NameBudget.sourceRank("as-is"), NameBudget.sourceRank("sanitized"))
+    assert.strictEqual(NameBudget.sourceRank("sanitized"), NameBudget.sourceRank("shortened"))
+  })
+})

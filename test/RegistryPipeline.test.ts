@@ -121,3 +121,42 @@ describe("catalog stability", () => {
     assert.notStrictEqual(Pipeline.catalogHash(one), Pipeline.catalogHash([tool("a", { description: "y" })]))
   })
 })
+
+// Mutation-testing follow-ups (docs/mutation.md): Pipeline's helpers and NameBudget's claim resolution.
+describe("Pipeline helpers", () => {
+  it("byteOrder: -1, 1 or 0", () => {
+    assert.strictEqual(Pipeline.byteOrder("a", "b"), -1)
+    assert.strictEqual(Pipeline.byteOrder("b", "a"), 1)
+    assert.strictEqual(Pipeline.byteOrder("a", "a"), 0)
+    assert.strictEqual(Pipeline.byteOrder("Z", "a"), -1, "code-unit order: uppercase first")
+  })
+
+  it("canonical keeps nulls, drops undefined keys and leaves scalars alone", () => {
+    assert.deepStrictEqual(Pipeline.canonical({ b: null, a: [null, { d: 1, c: undefined }] }), {
+      a: [null, { d: 1 }],
+      b: null
+    })
+    assert.deepStrictEqual(Object.keys(Pipeline.canonical({ x: undefined, y: 1 })), ["y"])
+    assert.strictEqual(Pipeline.canonical(null), null)
+    assert.strictEqual(Pipeline.canonical("s"), "s")
+  })
+
+  it("withUsageHint replaces a null _meta.clawtool", () => {
+    const out = Pipeline.withUsageHint(tool("x", { _meta: { clawtool: null } }), "hint")
+    assert.deepStrictEqual(out._meta, { clawtool: { usage_hint: "hint" } })
+  })
+
+  it("shapeTool: a blank hint is no hint; alwaysLoad alone adds only the flag", () => {
+    const plain = tool("x")
+    assert.strictEqual(Pipeline.shapeTool(plain, "  ", false), plain)
+    assert.strictEqual(Pipeline.shapeTool(plain, undefined, false), plain)
+    assert.deepStrictEqual(Pipeline.shapeTool(plain, "  ", true)._meta, { "anthropic/alwaysLoad": true })
+    assert.deepStrictEqual(Pipeline.shapeTool(plain, "use it", false)._meta, { clawtool: { usage_hint: "use it" } })
+  })
+
+  it("token estimate: a quarter of the JSON length, rounded up", () => {
+    assert.strictEqual(Pipeline.tokensOfJson("12345"), 2)
+    assert.strictEqual(Pipeline.tokensOfJson("1234"), 1)
+    assert.strictEqual(Pipeline.tokensOfJson(""), 0)
+  })
+})

@@ -8,6 +8,7 @@ import { Diagnostics } from "../src/services/Sources/Diagnostics.js"
 import * as Instance from "../src/services/Sources/Instance.js"
 import { Decision } from "../src/services/Sources/Policy.js"
 import { Snapshot } from "../src/services/Sources/Snapshot.js"
+import * as Policy from "../src/services/Sources/Policy.js"
 
 // Instance transitions and the Snapshot derived from them: plain values, no children.
 
@@ -244,5 +245,44 @@ describe("Instance with a persisted catalog", () => {
   it("idle never hides a failure: a down instance stays down", () => {
     const down = Instance.failed(runningAt(7, cachedTools), exited, restartIn(400), at(1_000))
     assert.strictEqual(Instance.idle(down), down)
+  })
+})
+
+// Edges of Sources' pure parts that mutation testing found unpinned (docs/mutation.md).
+
+const describedTool = (name: string, description = ""): Tool =>
+  ({ name, description, inputSchema: { type: "object" } }) as Tool
+const running = (tools: ReadonlyArray<Tool>) => {
+  const connection = child(7, tools)
+  return { connection, instance: Instance.running(Instance.spawning(Instance.make("srv"), at(0)), connection, at(1)) }
+}
+const rowWith = (instance: Instance.Instance, diagnostics = new Diagnostics()) =>
+  Instance.healthRow(instance, { package: "stub", diagnostics, now: at(10_000).getTime() })
+
+describe("Instance edges", () => {
+  it("a re-listing with as many tools but different ones swaps them in", () => {
+    const { connection, instance } = running([describedTool("a", "one")])
+    const relisted = Instance.surfaceChanged(instance, connection, {
+      tools: [describedTool("a", "two")],
+      error: undefined
+    })
+    assert.notStrictEqual(relisted.tools, instance.tools)
+    assert.strictEqual(relisted.tools[0]!.description, "two")
+  })
+
+  it("restarting is only for a stopped instance: a starting or running one is left as it is", () => {
+    const starting = Instance.spawning(Instance.make("srv"), at(0))
+    assert.strictEqual(Instance.restarting(starting), starting)
+    const { instance } = running([describedTool("a")])
+    assert.strictEqual(Instance.restarting(instance), instance)
+  })
+
+  it("Health shows the last exit of the child, and null for a retry time that will never come", () => {
+    const diagnostics = new Diagnostics()
+    diagnostics.lastExit = { code: 3, signal: null, at: at(5) }
+    const stopped = Instance.failed(running([describedTool("a")]).instance, exited, Policy.Decision.Stop(), at(5))
+    const row = rowWith(stopped, diagnostics)
+    assert.deepStrictEqual(row.lastExit, { code: 3, signal: null, at: at(5).toISOString() })
+    assert.strictEqual(row.nextRetryAt, null)
   })
 })

@@ -177,3 +177,19 @@ describe("restart policy", () => {
       })
   )
 })
+
+// Edges of Sources' pure parts that mutation testing found unpinned (docs/mutation.md).
+
+describe("restart policy edges", () => {
+  it.effect("a restart exactly restart_window ago no longer counts toward max_restarts", () =>
+    Effect.gen(function* () {
+      const srv = source(`max_restarts = 1\nrestart_window = "10s"`)
+      const failure = { error: exited, runningSince: Option.none() }
+      const [first, state] = yield* Policy.decide(srv, Policy.initial, failure)
+      assert.strictEqual(first._tag, "Restart")
+      yield* TestClock.adjust(Duration.seconds(10))
+      const [second] = yield* Policy.decide(srv, state, failure)
+      assert.strictEqual(second._tag, "Restart")
+    })
+  )
+})

@@ -1,5 +1,5 @@
 // Mutation-testing follow-ups (docs/mutation.md): ToolSearch over an in-process catalog, so that the index and the
-// ranking rules are pinned without the reference servers (RegistryToolSearch.test.ts runs those).
+// ranking rules are pinned without the reference servers (test/RegistryToolSearch.test.ts runs those).
 import { assert, describe, it } from "@effect/vitest"
 import { Either } from "effect"
 import { ToolConfig } from "../../src/domain/Config.js"
