@@ -140,6 +140,17 @@ describe("Text.healthTable", () => {
     )
   })
 
+  it("an empty package shows as -; a line as wide as the width stays whole, a wider one keeps width - 1 and …", () => {
+    const rows = [row("gh", { package: "" }), row("filesystem", { reason: "a long enough reason" })]
+    const whole = Text.healthTable(rows, undefined).split("\n")
+    assert.strictEqual(whole[1], "gh          running  3      -        0         -")
+    const widest = Math.max(...whole.map((line) => line.length))
+    assert.strictEqual(Text.healthTable(rows, widest), whole.join("\n"))
+    const cut = Text.healthTable(rows, widest - 1).split("\n")
+    const longest = whole.findIndex((line) => line.length === widest)
+    assert.strictEqual(cut[longest], `${whole[longest]!.slice(0, widest - 2)}…`)
+  })
+
   it("no sources: a hint instead of an empty table", () => {
     assert.include(Text.healthTable([]), "no sources configured")
   })
