@@ -5,6 +5,7 @@
  * - Source: one `[sources.<instance>]` table, its target (command or url) and its cross-key rules;
  * - CoreTools: `[core_tools]`;
  * - Clawtool: the whole file (ClawtoolConfig) and its other tables (tools, limits, http, observability, ...);
+ * - Trust: `[trust]` and `[audit]`;
  * - HostJson: a host's mcpServers/servers JSON file decoded into the same ClawtoolConfig.
  * None of them imports this file, so re-exporting them here hides no cycle (`npm run cycles`).
  */
@@ -25,6 +26,7 @@ export {
   isCoreToolName,
   WebFetchConfig
 } from "./Config/CoreTools.js"
+export { AuditConfig, ConfirmSelector, TrustConfig } from "./Config/Trust.js"
 export { DecodedConfig, McpServersJson, SkippedEntry } from "./Config/HostJson.js"
 export { isRemote, OAuthConfig, oauthOf, prefixOf, SourceConfig, type SourceTarget, targetOf } from "./Config/Source.js"
 export { InstanceName, instanceNameProblem, kebabCase, Prefix, RemoteTransport } from "./Config/Values.js"

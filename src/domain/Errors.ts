@@ -84,6 +84,10 @@ export class CallError extends Schema.TaggedError<CallError>("clawtool/CallError
     "MissingSecret",
     /** The call needs state that outlives it (a background run) and the caller has no session to own it (stateless). */
     "NoSession",
+    /** Trust (issue 25): the tool is held back (a changed, new or suspicious definition) until `clawtool trust approve`. */
+    "Quarantined",
+    /** Trust (issue 25): the user declined, did not answer in time, or could not be asked (confirm, read_only). */
+    "Denied",
     /** The operation failed on the machine (permissions, a full disk, a tool that exited badly). */
     "Failed"
   ),

@@ -11,7 +11,7 @@ import { Sources } from "./Sources.js"
 const debounce = Duration.millis(250)
 
 /** Settings read once at start: a reload that changes them says so instead of pretending. */
-const atStartOnly = ["limits", "observability", "list_wait", "roots", "core_tools", "http"]
+const atStartOnly = ["limits", "observability", "list_wait", "roots", "core_tools", "http", "trust", "audit"]
 
 /**
  * Hot reload for `serve` (ADR 016): watches the config file and the secrets file (their folders, so a save by rename

@@ -67,7 +67,7 @@ describe("parseConfig (TOML)", () => {
     assert.strictEqual(error.reason, "Invalid")
     assert.strictEqual(
       error.message,
-      `config /x/config.toml:1 at profile: unknown key "profile"; known keys are sources, tools, name_budget, list_wait, observability, limits, roots, catalog, core_tools, http`
+      `config /x/config.toml:1 at profile: unknown key "profile"; known keys are sources, tools, name_budget, list_wait, observability, limits, roots, catalog, core_tools, http, trust, audit`
     )
   })
 
@@ -76,7 +76,7 @@ describe("parseConfig (TOML)", () => {
     assert.strictEqual(error.keyPath, "sources.fs.startup-timeout")
     assert.strictEqual(
       error.message,
-      `config /x/config.toml:3 at sources.fs.startup-timeout: unknown key "startup-timeout"; known keys are type, command, url, transport, headers, oauth, env, cwd, enabled, startup_timeout, env_passthrough, restart, restart_backoff, restart_backoff_max, restart_window, max_restarts, crash_loop_retry, call_timeout, start, idle_timeout, prefix`
+      `config /x/config.toml:3 at sources.fs.startup-timeout: unknown key "startup-timeout"; known keys are type, command, url, transport, headers, oauth, env, cwd, enabled, startup_timeout, env_passthrough, restart, restart_backoff, restart_backoff_max, restart_window, max_restarts, crash_loop_retry, call_timeout, start, idle_timeout, prefix, read_only`
     )
   })
 
@@ -416,5 +416,54 @@ describe("Config syntax errors", () => {
       assert.strictEqual(error.left.line, undefined)
       assert.strictEqual(error.left.column, undefined)
     }
+  })
+})
+
+describe("parseConfig: [trust] and [audit] (issue 25)", () => {
+  it("defaults to the safe settings with nothing written", () => {
+    const config = Either.getOrThrow(parseConfig(fs, "/x/config.toml"))
+    assert.strictEqual(config.trust.first_use, "pin")
+    assert.strictEqual(config.trust.on_change, "quarantine")
+    assert.strictEqual(config.trust.new_tools, "allow")
+    assert.strictEqual(config.trust.on_suspicious, "warn")
+    assert.strictEqual(config.trust.redact_secrets, true)
+    assert.strictEqual(config.trust.confirm.length, 0)
+    assert.isTrue(Duration.equals(config.trust.confirm_timeout, Duration.minutes(2)))
+    assert.strictEqual(config.trust.unconfirmed, "deny")
+    assert.strictEqual(config.trust.pins, undefined)
+    assert.strictEqual(config.audit.enabled, true)
+    assert.strictEqual(config.audit.args, "none")
+    assert.strictEqual(config.audit.max_bytes, 10 * 1024 * 1024)
+    assert.strictEqual(config.audit.keep, 3)
+    assert.strictEqual(config.sources["fs"]!.read_only, false)
+  })
+
+  it("names the allowed values of a setting given a wrong one", () => {
+    assert.strictEqual(
+      failure(`[trust]\non_change = "block"\n\n${fs}`).message,
+      `config /x/config.toml:2 at trust.on_change: on_change is "quarantine", "warn" or "allow", got "block"`
+    )
+    assert.strictEqual(
+      failure(`[trust]\nfirst_use = "trust"\n\n${fs}`).message,
+      `config /x/config.toml:2 at trust.first_use: first_use is "pin" or "quarantine", got "trust"`
+    )
+  })
+
+  it("takes confirm selectors: destructive, a core tool, <instance>.<tool> and <instance>.*", () => {
+    const config = Either.getOrThrow(
+      parseConfig(`[trust]\nconfirm = ["destructive", "Bash", "github.delete_repo", "fs.*"]\n\n${fs}`, "/x/config.toml")
+    )
+    assert.strictEqual(config.trust.confirm.join(" "), "destructive Bash github.delete_repo fs.*")
+    assert.strictEqual(
+      failure(`[trust]\nconfirm = ["bash"]\n\n${fs}`).message,
+      `config /x/config.toml:2 at trust.confirm[0]: confirm entries are "destructive", a core tool (Bash, Read, Edit, Write, Glob, Grep, WebFetch, WebSearch) or "<instance>.<tool>" / "<instance>.*", got "bash"`
+    )
+  })
+
+  it("bounds the audit's rotation", () => {
+    assert.strictEqual(
+      failure(`[audit]\nmax_bytes = 10\n\n${fs}`).message,
+      "config /x/config.toml:2 at audit.max_bytes: max_bytes must be between 1024 and 1073741824"
+    )
   })
 })

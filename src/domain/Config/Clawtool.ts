@@ -3,6 +3,7 @@ import { DurationString } from "../Duration.js"
 import { defaultLimits } from "../Limits.js"
 import { CoreToolsConfig } from "./CoreTools.js"
 import { checkPrefixes, checkSupervision, checkTarget, SourceConfig } from "./Source.js"
+import { AuditConfig, TrustConfig } from "./Trust.js"
 import { InstanceName, wholeBetween } from "./Values.js"
 
 /** One `[tools."<instance>.<tool>"]` table (ADR-006 selector; the tool part is the name the child uses). */
@@ -128,7 +129,9 @@ export class ClawtoolConfig extends Schema.Class<ClawtoolConfig>("ClawtoolConfig
   /** `search`: tools/list serves the alwaysLoad tools and CallTool; the rest are found through ToolSearch (ADR 025). */
   catalog: Schema.optionalWith(CatalogMode, { exact: true, default: () => "full" as const }),
   core_tools: Schema.optionalWith(CoreToolsConfig, { default: () => new CoreToolsConfig({}) }),
-  http: Schema.optionalWith(HttpConfig, { default: () => new HttpConfig({}) })
+  http: Schema.optionalWith(HttpConfig, { default: () => new HttpConfig({}) }),
+  trust: Schema.optionalWith(TrustConfig, { default: () => new TrustConfig({}) }),
+  audit: Schema.optionalWith(AuditConfig, { default: () => new AuditConfig({}) })
 }) {
   static readonly empty = new ClawtoolConfig({ sources: {} })
 }

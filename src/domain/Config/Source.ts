@@ -100,7 +100,11 @@ export class SourceConfig extends Schema.Class<SourceConfig>("SourceConfig")(
     /** A lazy source's child with no request in flight for this long is stopped; none by default. */
     idle_timeout: Schema.optional(PositiveDuration),
     /** Wire names `<prefix>__<tool>` (default the instance name); "" serves the tools, prompts and task ids as named. */
-    prefix: Schema.optional(Prefix)
+    prefix: Schema.optional(Prefix),
+    /** Only the tools annotated `readOnlyHint: true` are listed and callable (issue 25). */
+    read_only: Schema.optionalWith(Schema.Boolean.annotations({ description: "true or false" }), {
+      default: () => false
+    })
   },
   { description: "a table with a command or a url" }
 ) {}
