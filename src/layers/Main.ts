@@ -2,7 +2,6 @@ import { Effect, Layer, Option } from "effect"
 import { ConfigChain } from "../domain/Environment.js"
 import { CurrentLimits } from "../domain/Limits.js"
 import { Config, ConfigLocation } from "../services/Config.js"
-import { Connect } from "../services/Connect.js"
 import { CoreTools } from "../services/CoreTools.js"
 import { Daemon } from "../services/Daemon.js"
 import { Gateway } from "../services/Gateway.js"
@@ -46,7 +45,7 @@ export const StaticLive = (location: Location) =>
 export const AuthLive = (location: Location) => OAuth.Default.pipe(Layer.provide(ConfigLocation.layer(location)))
 
 /** `clawtool connect`: the relay to a daemon; the config is read only to find the secrets file (for the token). */
-export const ConnectLive = (location: Location) => Connect.Default.pipe(Layer.provide(ConfigLocation.layer(location)))
+export const ConnectLive = (location: Location) => ConfigLocation.layer(location)
 
 /**
  * Everything `clawtool health`, `tools list` and `tools export-typescript` need: the same start path as serve

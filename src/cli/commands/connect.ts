@@ -1,7 +1,7 @@
 import { Args, Command, Options } from "@effect/cli"
 import { Console, Effect } from "effect"
 import { ConnectLive } from "../../layers/Main.js"
-import { Connect, defaultDaemonUrl } from "../../services/Connect.js"
+import { connect as relayToDaemon, defaultDaemonUrl } from "../Connect.js"
 import { ExitStatus, requireSecretsFile, secrets } from "../Shared.js"
 
 /** The daemon URL for `connect`: http(s) only, anything else is a usage error. */
@@ -41,7 +41,7 @@ export const connect = Command.make(
     Effect.gen(function* () {
       yield* requireSecretsFile(options)
       const url = yield* daemonUrl(options.url)
-      yield* (yield* Connect).run(url)
+      yield* relayToDaemon(url)
     }).pipe(Effect.provide(ConnectLive(options)))
 ).pipe(
   Command.withDescription(
