@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // run.mjs: clawtool's benchmark harness (issue 7). `npm run bench` builds dist/ and runs this; see bench/README.md.
 //   node bench/run.mjs [--quick]
-//                      [--only overhead,firstcalls,startup,coldstart,catalog,memory,steadiness,warmstart,lazy,remote]
+//                      [--only overhead,firstcalls,startup,coldstart,catalog,memory,steadiness,warmstart,lazy,remote,trust]
 //                      [--out FILE] [--merge]
 // --merge keeps the sections of FILE that this run does not measure (each section records when it was measured).
 // Every figure is measured in this one run, on this machine, next to its direct-path baseline; the ratios are what
@@ -9,7 +9,7 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
 import { execFileSync, spawn } from "node:child_process"
-import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
 import { pathToFileURL } from "node:url"
@@ -50,9 +50,9 @@ const value = (name) => {
 }
 const quick = flag("--quick")
 const only = new Set(
-  (value("--only") ?? "overhead,firstcalls,startup,coldstart,catalog,memory,steadiness,warmstart,lazy,remote").split(
-    ","
-  )
+  (
+    value("--only") ?? "overhead,firstcalls,startup,coldstart,catalog,memory,steadiness,warmstart,lazy,remote,trust"
+  ).split(",")
 )
 const merge = flag("--merge")
 const outFile = Path.resolve(value("--out") ?? Path.join(root, "bench", "results.json"))
@@ -76,7 +76,15 @@ const plan = {
   warmstart: { runs: quick ? 2 : 5, sources: 20, initDelayMs: 1000 },
   // settledMs: V8's memory reducer runs some seconds after a process goes quiet; RSS is read again after it.
   lazy: { sources: 20, idleMs: 1500, settledMs: quick ? 0 : 20_000 },
-  remote: { warmup: scale(500), sequential: scale(2000), concurrent: scale(4000), concurrency: 32 }
+  remote: { warmup: scale(500), sequential: scale(2000), concurrent: scale(4000), concurrency: 32 },
+  trust: {
+    rounds: quick ? 1 : 3,
+    warmup: scale(1000),
+    sequential: scale(2000),
+    concurrent: scale(4000),
+    concurrency: 32,
+    secrets: 50
+  }
 }
 
 const targets = {
@@ -88,7 +96,9 @@ const targets = {
   peakRssMb: 90,
   heapGrowthMb: 1,
   warmStartRatio: 1.3,
-  lazyPeakRssMb: 70
+  lazyPeakRssMb: 70,
+  /** Trust, redaction and audit on vs all off: at most this far apart (issue 25). */
+  trustApart: 0.05
 }
 
 // ---------------------------------------------------------------------------------------------------------------------
@@ -772,6 +782,99 @@ const remote = async () => {
 }
 
 // ---------------------------------------------------------------------------------------------------------------------
+// 10. Trust on vs off (issue 25): the same echo child behind two clawtools, one with every check of docs/decisions/029
+// at its default (pins, clean descriptions, redaction of 50 known secrets, the audit log written to a temporary file)
+// and one with what can be switched off switched off. Rounds alternate the order, as in section 1.
+
+const trustArgs = (on) => {
+  const dir = Path.join(tmp(), `trust-${on ? "on" : "off"}`)
+  mkdirSync(dir, { recursive: true })
+  const secrets = Array.from({ length: plan.trust.secrets }, (_, i) => [
+    `BENCH_SECRET_${i}`,
+    `s${i}-${Math.random().toString(36).slice(2)}${Math.random().toString(36).slice(2)}`
+  ])
+  writeFileSync(
+    Path.join(dir, "secrets.toml"),
+    `[scopes.global]\n${secrets.map(([name, value]) => `${name} = "${value}"`).join("\n")}\n`,
+    { mode: 0o600 }
+  )
+  const config = [
+    "[sources.echo]",
+    `command = ${JSON.stringify([process.execPath, echoServer])}`,
+    `env = { BENCH_TOKEN = "\${BENCH_SECRET_0}" }`,
+    "",
+    "[trust]",
+    `pins = ${JSON.stringify(Path.join(dir, "clawtool.lock"))}`,
+    on ? "" : `on_change = "allow"\nredact_secrets = false`,
+    "",
+    "[audit]",
+    on ? `path = ${JSON.stringify(Path.join(dir, "audit.jsonl"))}` : "enabled = false",
+    ""
+  ].join("\n")
+  const file = Path.join(dir, "config.toml")
+  writeFileSync(file, config)
+  return [Bundle.variants.dist, "serve", "--config", file, "--secrets", Path.join(dir, "secrets.toml")]
+}
+
+const trust = async () => {
+  const p = plan.trust
+  const paths = [
+    { name: "off", conn: await open(trustArgs(false), "trust off") },
+    { name: "on", conn: await open(trustArgs(true), "trust on") }
+  ].map((path) => ({ ...path, client: path.conn.client, latencies: [], rates: [], cpuMs: 0 }))
+  try {
+    for (const path of paths) {
+      const result = await callEcho(path.client, "echo__echo")
+      if (result.content?.[0]?.text !== "hello") {
+        throw new Error(`trust ${path.name}: unexpected result ${JSON.stringify(result)}\n${path.conn.stderr()}`)
+      }
+      await sequentialLatencies(path.client, "echo__echo", p.warmup)
+      await throughput(path.client, "echo__echo", p.warmup * 2, p.concurrency)
+    }
+    const perRound = []
+    for (let r = 0; r < p.rounds; r++) {
+      const order = r % 2 === 0 ? paths : [...paths].reverse()
+      const row = {}
+      for (const path of order) {
+        const cpuBefore = cpuMsOf(path.conn.pid)
+        const latencies = await sequentialLatencies(path.client, "echo__echo", p.sequential)
+        const rate = await throughput(path.client, "echo__echo", p.concurrent, p.concurrency)
+        path.cpuMs += cpuMsOf(path.conn.pid) - cpuBefore
+        path.latencies.push(...latencies)
+        path.rates.push(rate)
+        row[path.name] = { p50: median(latencies), rate }
+      }
+      perRound.push({
+        latencyRatio: round(row.on.p50 / row.off.p50),
+        throughputRatio: round(row.on.rate / row.off.rate)
+      })
+    }
+    const summary = (path) => ({
+      p50Ms: round(median(path.latencies), 3),
+      p99Ms: round(percentile(path.latencies, 99), 3),
+      throughputRps: Math.round(median(path.rates)),
+      cpuUsPerCall: Math.round((1000 * path.cpuMs) / (path.latencies.length + path.rates.length * p.concurrent))
+    })
+    const [off, on] = paths.map(summary)
+    const out = {
+      plan: p,
+      off,
+      on,
+      latencyRatioP50: round(on.p50Ms / off.p50Ms),
+      throughputRatio: round(on.throughputRps / off.throughputRps),
+      perRound
+    }
+    log(
+      `  p50 ${off.p50Ms} -> ${on.p50Ms} ms (ratio ${out.latencyRatioP50}), ` +
+        `${off.throughputRps} -> ${on.throughputRps} calls/s (ratio ${out.throughputRatio})`
+    )
+    return out
+  } finally {
+    await Promise.all(paths.map((path) => path.conn.close()))
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------------------
 // Main
 
 const main = async () => {
@@ -802,7 +905,8 @@ const main = async () => {
     ["steadiness", "6. memory steadiness, 100,000 calls", () => steadiness()],
     ["warmstart", "7. warm start, 20 sources x 1 s initialize, persisted catalog", () => warmstart(variants.dist)],
     ["lazy", "8. 20 lazy sources with a persisted catalog, idle", () => lazy(variants.dist)],
-    ["remote", "9. remote source (streamable HTTP) call overhead", () => remote()]
+    ["remote", "9. remote source (streamable HTTP) call overhead", () => remote()],
+    ["trust", "10. trust, redaction and audit on vs off", () => trust()]
   ]
   if (merge && existsSync(outFile)) {
     // The sections this run does not measure, as an earlier run measured them.
@@ -891,6 +995,10 @@ const judge = (results) => {
       targets.throughputRatio,
       ""
     )
+  }
+  if (results.trust) {
+    add("trust on/off latency ratio p50, c=1", results.trust.latencyRatioP50, "≤", round(1 + targets.trustApart), "")
+    add("trust on/off throughput ratio, c=32", results.trust.throughputRatio, "≥", round(1 - targets.trustApart), "")
   }
   return rows
 }
@@ -1117,6 +1225,23 @@ const print = (results) => {
           r.latencyRatioP50,
           r.clawtool.throughputRps,
           r.throughputRatio
+        ]
+      ]
+    )
+  }
+  if (results.trust) {
+    const t = results.trust
+    table(
+      ["trust (echo via clawtool)", "p50 / p99 ms", "ratio p50", "c=32 calls/s", "ratio", "CPU µs/call"],
+      [
+        ["all off", `${t.off.p50Ms} / ${t.off.p99Ms}`, "", t.off.throughputRps, "", t.off.cpuUsPerCall],
+        [
+          "  trust + redaction (50 secrets) + audit on",
+          `${t.on.p50Ms} / ${t.on.p99Ms}`,
+          t.latencyRatioP50,
+          t.on.throughputRps,
+          t.throughputRatio,
+          t.on.cpuUsPerCall
         ]
       ]
     )
