@@ -175,6 +175,31 @@ describe("[trust] confirm over stdio", () => {
       })
   )
 
+  it.scopedLive("a core tool is asked about by name; CallTool (catalog = search) is asked about as its target", () =>
+    Effect.gen(function* () {
+      const host = asking()
+      const config = writeConfig(`
+        catalog = "search"
+        [trust]
+        confirm = ["fx.remove", "Bash"]
+        [sources.fx]
+        command = ${fixture}
+      `)
+      const { client } = yield* stdioHost(config, host.capabilities, host.setup)
+      const callThrough = (name: string) => callTool(client, "CallTool", { name, arguments: { path: "/x" } })
+      host.state.answer = "no"
+      assertDenied(yield* callThrough("fx__remove"), "the user declined it")
+      assert.strictEqual(textOf(yield* callThrough("fx__touch")), 'touch:{"path":"/x"}')
+      assert.lengthOf(host.state.asked, 1)
+      assert.include(host.state.asked[0]!.message, 'fx__remove (tool "remove" of source "fx")')
+      assertDenied(yield* callTool(client, "Bash", { command: "echo never" }), "the user declined it")
+      assert.include(host.state.asked[1]!.message, "Bash (a clawtool core tool)")
+      host.state.answer = "yes"
+      assert.strictEqual(textOf(yield* callThrough("fx__remove")), 'remove:{"path":"/x"}')
+      assert.strictEqual(textOf(yield* callThrough("fx__calls")), "touch,remove")
+    })
+  )
+
   it.scopedLive("read_only: only tools annotated readOnlyHint: true are listed and callable", () =>
     Effect.gen(function* () {
       const { client } = yield* stdioHost(configOf(""), {})
