@@ -197,12 +197,14 @@ export class Registry extends Effect.Service<Registry>()("clawtool/Registry", {
       return byWire.get(wire)
     }
     /** As confirmationNow, after the start-up for a name not listed yet (as `call` waits before calling it). */
-    const confirmation = (wire: string) =>
-      Effect.gen(function* () {
-        if (confirmMatcher.empty) return Option.none<Confirmation>()
-        if (!manifest.byName.has(wire) && !(yield* catalog).routes.has(wire)) yield* sources.awaitSettled
-        return Option.fromNullable(confirmationNow(wire))
-      })
+    const unconfirmed = Effect.succeed(Option.none<Confirmation>())
+    const confirmation = (wire: string): Effect.Effect<Option.Option<Confirmation>> =>
+      confirmMatcher.empty
+        ? unconfirmed
+        : Effect.gen(function* () {
+            if (!manifest.byName.has(wire) && !(yield* catalog).routes.has(wire)) yield* sources.awaitSettled
+            return Option.fromNullable(confirmationNow(wire))
+          })
 
     /** What the provider's tools (ToolSearch, SourceHealth) read of the catalog. */
     const view: CatalogView = { catalog, health: sources.health, search }
