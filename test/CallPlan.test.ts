@@ -62,11 +62,17 @@ describe("CallPlan", () => {
     assert.isTrue(parsed.ok && parsed.call.meta === undefined && parsed.call.metaMalformed)
   })
 
-  it("forRoute: only a listed tool of a running source", () => {
-    assert.strictEqual(why(CallPlan.forRoute({ core: false, listed: true, running: true })), "relay")
-    assert.strictEqual(why(CallPlan.forRoute({ core: true, listed: false, running: false })), "CoreTool")
-    assert.strictEqual(why(CallPlan.forRoute({ core: false, listed: false, running: false })), "NotListed")
-    assert.strictEqual(why(CallPlan.forRoute({ core: false, listed: true, running: false })), "NotRunning")
+  it("forRoute: only a listed tool of a running source that [trust] confirm does not name", () => {
+    const route = (core: boolean, listed: boolean, running: boolean, confirm = false) =>
+      why(CallPlan.forRoute({ core, listed, running, confirm }))
+    assert.strictEqual(route(false, true, true), "relay")
+    assert.strictEqual(route(true, false, false), "CoreTool")
+    assert.strictEqual(route(false, false, false), "NotListed")
+    assert.strictEqual(route(false, true, false), "NotRunning")
+    // A call that needs the user's yes is never relayed: the SDK path asks first, running or not.
+    assert.strictEqual(route(false, true, true, true), "Confirm")
+    assert.strictEqual(route(false, true, false, true), "Confirm")
+    assert.strictEqual(route(true, false, false, true), "CoreTool")
   })
 
   it("the host's progress token, and what the child is asked for", () => {

@@ -106,6 +106,8 @@ export type SdkReason =
   | "NotListed"
   /** The owning source is not running: the SDK path says so. */
   | "NotRunning"
+  /** `[trust] confirm` names the tool: the SDK path asks the host's user first (ADR 029). */
+  | "Confirm"
 
 /** The SDK path, and why. */
 export interface Decline {
@@ -128,7 +130,8 @@ const sdk = Object.fromEntries(
       "Traced",
       "CoreTool",
       "NotListed",
-      "NotRunning"
+      "NotRunning",
+      "Confirm"
     ] as const
   ).map((why) => [why, { relay: false, why }])
 ) as { readonly [K in SdkReason]: Decline }
@@ -165,9 +168,22 @@ export const forCall = (call: ToolCall): Plan => {
   return relay
 }
 
-/** The routing side (Registry): only a listed tool of a running source is relayed. */
-export const forRoute = (route: { readonly core: boolean; readonly listed: boolean; readonly running: boolean }) =>
-  route.core ? sdk.CoreTool : !route.listed ? sdk.NotListed : !route.running ? sdk.NotRunning : relay
+/** The routing side (Registry): only a listed tool of a running source that needs no confirmation is relayed. */
+export const forRoute = (route: {
+  readonly core: boolean
+  readonly listed: boolean
+  readonly running: boolean
+  readonly confirm: boolean
+}) =>
+  route.core
+    ? sdk.CoreTool
+    : !route.listed
+      ? sdk.NotListed
+      : route.confirm
+        ? sdk.Confirm
+        : !route.running
+          ? sdk.NotRunning
+          : relay
 
 /** The host's progressToken, when it asked for progress with a valid one (the SDK path sends progress back under it). */
 export const hostProgressToken = (meta: JsonObject | undefined): string | number | undefined => {

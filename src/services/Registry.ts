@@ -1,6 +1,7 @@
 import { Deferred, Duration, Effect, Either, MutableRef, Option, Runtime } from "effect"
 import * as CallPlan from "../domain/CallPlan.js"
 import type { ClawtoolConfig } from "../domain/Config.js"
+import type { TrustConfig } from "../domain/Config/Trust.js"
 import type { CallOptions } from "../domain/Connection.js"
 import { CallError } from "../domain/Errors.js"
 import type { CallToolRequest, CallToolResult, JsonObject, Tool } from "../domain/Mcp.js"
@@ -14,6 +15,7 @@ import type { Catalog, InstanceTools } from "./Registry/CatalogTypes.js"
 import * as NameBudget from "./Registry/NameBudget.js"
 import type * as ToolSearch from "./Registry/ToolSearch.js"
 import { Sources } from "./Sources.js"
+import * as Confirm from "./Trust/Confirm.js"
 
 export type { Catalog, CatalogEntry } from "./Registry/CatalogTypes.js"
 
@@ -29,6 +31,22 @@ export const warnUnknownSelectors = (config: ClawtoolConfig) =>
     },
     { discard: true }
   )
+
+/** A `[trust] confirm` selector naming no configured source is only a warning, at start (`[trust]` is read then). */
+export const warnUnknownConfirm = (config: ClawtoolConfig) =>
+  Effect.forEach(
+    Confirm.unknownInstances(config.trust.confirm, config.sources),
+    ({ selector, instance }) =>
+      Effect.logWarning(`config: [trust] confirm "${selector}" names no configured source "${instance}"`),
+    { discard: true }
+  )
+
+/** A call `[trust] confirm` names: the selector that matched, what it matched, and how to ask (`[trust]`). */
+export interface Confirmation {
+  readonly selector: string
+  readonly target: Confirm.Target
+  readonly settings: Pick<TrustConfig, "confirm_timeout" | "unconfirmed">
+}
 
 /** The same instances with the same tool arrays (Sources keeps an instance's array until its state changes). */
 const sameInput = (a: ReadonlyArray<InstanceTools>, b: ReadonlyArray<InstanceTools>) =>
@@ -49,6 +67,8 @@ interface Derived {
         readonly catalog: Catalog
       }
     | undefined
+  /** The listed source tools `[trust] confirm` names, by wire name, of one catalog. */
+  readonly confirmations: { readonly catalog: Catalog; readonly byWire: ReadonlyMap<string, Confirmation> } | undefined
   /** The search index, of the catalog hash it carries. */
   readonly index: ToolSearch.Index | undefined
   /** Resources, templates and prompts, of each running child's surface. */
@@ -73,6 +93,7 @@ export class Registry extends Effect.Service<Registry>()("clawtool/Registry", {
     const runtime = yield* Effect.runtime<never>()
 
     yield* warnUnknownSelectors(config)
+    yield* warnUnknownConfirm(config)
 
     // `prefix` per source (issue 12): the wire names' prefix, the instance name unless set. Read from the live config
     // (a reload may change it; ADR 016), rebuilt only when the config object changed.
@@ -85,6 +106,7 @@ export class Registry extends Effect.Service<Registry>()("clawtool/Registry", {
     const derived = MutableRef.make<Derived>({
       prefixes: { config, prefixes: prefixesOf(config) },
       catalog: undefined,
+      confirmations: undefined,
       index: undefined,
       surface: undefined
     })
@@ -116,7 +138,10 @@ export class Registry extends Effect.Service<Registry>()("clawtool/Registry", {
         toolConfig: current.tools,
         budget: current.name_budget,
         coreDisabled,
-        prefixes
+        prefixes,
+        readOnly: new Set(
+          Object.entries(current.sources).flatMap(([instance, source]) => (source.read_only ? [instance] : []))
+        )
       })
       keep({ catalog: { input, config: current, catalog: next } })
       return next
@@ -135,6 +160,51 @@ export class Registry extends Effect.Service<Registry>()("clawtool/Registry", {
         }
         return { hash: current.hash, hits: index.search(query, limit) }
       }).pipe(Effect.withSpan("Registry.search", { attributes: { "clawtool.search.limit": limit } }))
+
+    // `[trust] confirm` (ADR 029), read at start: which listed tools need the user's yes, derived once per catalog.
+    const confirmMatcher = Confirm.matcher(config.trust.confirm)
+    const settings = config.trust
+    const confirmationsOf = (current: Catalog, input: ReadonlyArray<InstanceTools>) => {
+      const matched = new Map<string, Confirmation>()
+      for (const { instance, tools } of input) {
+        for (const tool of tools) {
+          const target: Confirm.Target = { kind: "source", instance, tool }
+          const selector = confirmMatcher.matching(target)
+          if (selector !== undefined)
+            matched.set(Catalogs.selector(instance, tool.name), { selector, target, settings })
+        }
+      }
+      const byWire = new Map<string, Confirmation>()
+      for (const [wire, route] of current.routes) {
+        const confirmation = matched.get(Catalogs.selector(route.instance, route.tool))
+        if (confirmation !== undefined) byWire.set(wire, confirmation)
+      }
+      return byWire
+    }
+    /** Whether `[trust] confirm` names the tool a wire name calls now (undefined: it runs unasked, or is not listed). */
+    const confirmationNow = (wire: string): Confirmation | undefined => {
+      if (confirmMatcher.empty) return undefined
+      if (manifest.byName.has(wire)) {
+        const target: Confirm.Target = { kind: "core", name: wire }
+        const selector = confirmMatcher.matching(target)
+        return selector === undefined ? undefined : { selector, target, settings }
+      }
+      const current = catalogNow()
+      const kept = MutableRef.get(derived)
+      if (kept.confirmations?.catalog === current) return kept.confirmations.byWire.get(wire)
+      const byWire = confirmationsOf(current, kept.catalog?.input ?? [])
+      keep({ confirmations: { catalog: current, byWire } })
+      return byWire.get(wire)
+    }
+    /** As confirmationNow, after the start-up for a name not listed yet (as `call` waits before calling it). */
+    const unconfirmed = Effect.succeed(Option.none<Confirmation>())
+    const confirmation = (wire: string): Effect.Effect<Option.Option<Confirmation>> =>
+      confirmMatcher.empty
+        ? unconfirmed
+        : Effect.gen(function* () {
+            if (!manifest.byName.has(wire) && !(yield* catalog).routes.has(wire)) yield* sources.awaitSettled
+            return Option.fromNullable(confirmationNow(wire))
+          })
 
     /** What the provider's tools (ToolSearch, SourceHealth) read of the catalog. */
     const view: CatalogView = { catalog, health: sources.health, search }
@@ -190,6 +260,13 @@ export class Registry extends Effect.Service<Registry>()("clawtool/Registry", {
     const unroutable = (wire: string, current: Catalog) =>
       Effect.gen(function* () {
         const entry = current.entries.find((candidate) => candidate.wire === wire && !candidate.listed)
+        if (entry !== undefined && entry.rule === Catalogs.readOnlyRule(entry.instance)) {
+          return yield* new CallError({
+            tool: wire,
+            reason: "Denied",
+            detail: `"${wire}" is refused: source "${entry.instance}" is read-only (${entry.rule} = true), which serves only tools annotated readOnlyHint: true, and "${entry.original}" is not`
+          })
+        }
         if (entry !== undefined) {
           return yield* new CallError({
             tool: wire,
@@ -279,7 +356,8 @@ export class Registry extends Effect.Service<Registry>()("clawtool/Registry", {
 
     /**
      * `call` without an Effect per call (ADR 009), for a call CallPlan lets through (the Gateway checked its side: no
-     * progress asked, no task, no trace context; here CallPlan.forRoute: a listed tool of a running source): undefined
+     * progress asked, no task, no trace context; here CallPlan.forRoute: a listed tool of a running source, not named by
+     * `[trust] confirm`): undefined
      * otherwise, and the caller takes `call` instead, which also explains every failure. Returns the cancel; `done` is never called synchronously.
      */
     const relayCall = (
@@ -290,7 +368,12 @@ export class Registry extends Effect.Service<Registry>()("clawtool/Registry", {
       const core = manifest.byName.has(wire)
       const route = core ? undefined : catalogNow().routes.get(wire)
       const connection = route === undefined ? undefined : sources.connectionNow(route.instance)
-      const plan = CallPlan.forRoute({ core, listed: route !== undefined, running: connection !== undefined })
+      const plan = CallPlan.forRoute({
+        core,
+        listed: route !== undefined,
+        running: connection !== undefined,
+        confirm: confirmationNow(wire) !== undefined
+      })
       if (!plan.relay || route === undefined || connection === undefined) return undefined
       const forwarded: CallToolRequest = {
         name: route.tool,
@@ -342,6 +425,7 @@ export class Registry extends Effect.Service<Registry>()("clawtool/Registry", {
       listWait,
       call,
       relayCall,
+      confirmation,
       instanceOf,
       routeOf,
       /** Resources, templates and prompts the host sees, with the routing back (`<instance>__` names, URI scheme). */

@@ -11,6 +11,7 @@ import * as SurfaceRoutes from "../Registry/Surface.js"
 import type { Surface } from "../Registry/Surface.js"
 import type { Registry } from "../Registry.js"
 import type { Tracing } from "../Tracing.js"
+import { confirmed } from "./Confirmation.js"
 import { callErrorResult, invalidParams, serialisable, serialised, unserialisable } from "./Replies.js"
 
 /** What a request's handler gets besides its params. */
@@ -90,10 +91,19 @@ export const handlers = (
     )
     // Counted in flight on its child (the child's reverse requests are routed by it), run as this session's: clawtool's
     // own tools use its roots and state, never another session's.
-    const counted = session.asCaller(
+    const running = session.asCaller(
       Effect.flatMap(registry.instanceOf(name), (instance) =>
         Option.isNone(instance) ? call : session.inFlight(instance.value, call)
       )
+    )
+    // `[trust] confirm` (ADR 029): this session's user says yes first, before the call counts in flight on its child.
+    const counted = Effect.flatMap(registry.confirmation(name), (confirmation) =>
+      Option.isNone(confirmation)
+        ? running
+        : Effect.matchEffect(confirmed(session, name, args, confirmation.value), {
+            onFailure: (denied) => Effect.succeed(callErrorResult(denied)),
+            onSuccess: () => running
+          })
     )
     // Serialised here, where a result too deep for the stack can still be answered (as on the relay).
     const answer = (result: unknown) =>

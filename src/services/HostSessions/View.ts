@@ -19,6 +19,10 @@ export interface SessionView {
   readonly stateless: boolean
   /** What the host last saw of each list kind (list_changed compares against it). */
   readonly seen: Seen
+  /** The client capabilities it initialized with (undefined before that, and always for a stateless request). */
+  readonly capabilities: () => JsonObject | undefined
+  /** A request of clawtool's own to this host (a confirmation's elicitation/create); interrupting it cancels it there. */
+  readonly ask: (method: string, params: JsonObject) => Effect.Effect<JsonObject, RpcError>
   /** The host initialized with these client capabilities. */
   readonly initialized: (capabilities: JsonObject) => Effect.Effect<void>
   /** The answer to the host's initialize is out: children may spawn. */
@@ -132,6 +136,8 @@ export const viewOf = (table: Table, session: Session, policy: Policy): SessionV
     id: session.id,
     stateless: session.stateless,
     seen: session.seen,
+    capabilities: () => session.capabilities,
+    ask: (method, params) => session.request("", method, params),
     initialized: (capabilities) =>
       Effect.suspend(() => {
         session.capabilities = capabilities

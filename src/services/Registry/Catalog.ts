@@ -1,6 +1,7 @@
 import type { ToolConfig } from "../../domain/Config.js"
 import type { Tool } from "../../domain/Mcp.js"
 import { alwaysLoadSet, type ToolListing, usageHints } from "../../domain/ToolProvider.js"
+import { isReadOnly } from "../Trust/Confirm.js"
 import * as CallTool from "./CallTool.js"
 import type { Catalog, CatalogEntry, CatalogMode, HostView, InstanceTools, Route } from "./CatalogTypes.js"
 import * as NameBudget from "./NameBudget.js"
@@ -22,9 +23,14 @@ export interface CatalogInput {
   readonly coreDisabled?: ReadonlyMap<string, string>
   /** Each instance's wire-name prefix (`prefix` in its source table); default: the instance name. */
   readonly prefixes?: NameBudget.Prefixes
+  /** Instances with `read_only = true`: only their tools annotated `readOnlyHint: true` are listed (issue 25). */
+  readonly readOnly?: ReadonlySet<string>
 }
 
 export const selector = (instance: string, tool: string) => `${instance}.${tool}`
+
+/** The rule of a `read_only` source's tool not annotated `readOnlyHint: true`: unlisted, and a call to it is refused. */
+export const readOnlyRule = (instance: string) => `sources.${instance}.read_only`
 
 interface Candidate {
   readonly kind: "core" | "source"
@@ -37,7 +43,7 @@ interface Candidate {
   readonly config: ToolConfig | undefined
   readonly alwaysLoad: boolean
   readonly hint: string | undefined
-  /** A core tool switched off: the rule that did it. */
+  /** A core tool switched off, or a `read_only` source's tool that is not read-only: the rule that did it. */
   readonly disabledBy?: string | undefined
 }
 
@@ -75,6 +81,7 @@ interface InstancePart {
   readonly budget: number
   readonly prefix: string
   readonly configured: ReadonlyMap<string, ToolConfig> | undefined
+  readonly readOnly: boolean
   readonly candidates: ReadonlyArray<Candidate>
   readonly claims: ReadonlyArray<NameBudget.Claim<Candidate>>
   /** Its claims resolved among themselves, computed when first needed. */
@@ -162,7 +169,8 @@ const instancePart = (
   tools: ReadonlyArray<Tool>,
   budget: number,
   configured: ReadonlyMap<string, ToolConfig> | undefined,
-  prefix: string
+  prefix: string,
+  readOnly: boolean
 ): InstancePart => {
   const cached = instanceParts.get(tools)
   if (
@@ -170,7 +178,8 @@ const instancePart = (
     cached.instance === instance &&
     cached.budget === budget &&
     cached.prefix === prefix &&
-    cached.configured === configured
+    cached.configured === configured &&
+    cached.readOnly === readOnly
   ) {
     return cached
   }
@@ -186,7 +195,8 @@ const instancePart = (
       memo,
       config,
       alwaysLoad: config?.always_load ?? false,
-      hint: config?.usage_hint
+      hint: config?.usage_hint,
+      disabledBy: readOnly && !isReadOnly(tool) ? readOnlyRule(instance) : undefined
     }
   })
   const part: InstancePart = {
@@ -194,6 +204,7 @@ const instancePart = (
     budget,
     prefix,
     configured,
+    readOnly,
     candidates,
     claims: candidates.filter(isEnabled).map(claimOf),
     resolved: undefined
@@ -246,7 +257,8 @@ export const build = (input: CatalogInput): Catalog => {
       tools,
       input.budget,
       configs.get(instance),
-      (input.prefixes ?? NameBudget.ownPrefixes).of(instance)
+      (input.prefixes ?? NameBudget.ownPrefixes).of(instance),
+      input.readOnly?.has(instance) ?? false
     )
   )
 
@@ -286,11 +298,12 @@ export const build = (input: CatalogInput): Catalog => {
         const { config } = candidate
         const enabled = isEnabled(candidate)
         const enabledRule =
-          candidate.kind === "core"
-            ? (candidate.disabledBy ?? "core")
+          candidate.disabledBy ??
+          (candidate.kind === "core"
+            ? "core"
             : config !== undefined && !config.enabled
               ? `tools.${JSON.stringify(selector(candidate.instance, candidate.original))}.enabled`
-              : "default"
+              : "default")
         return {
           wire: candidate.wire,
           kind: candidate.kind,
