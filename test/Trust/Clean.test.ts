@@ -1,8 +1,14 @@
 import { assert, describe, it } from "@effect/vitest"
+import { assertSome } from "@effect/vitest/utils"
+import { Either } from "effect"
 import { createHash } from "node:crypto"
 import { canonical } from "../../src/domain/ConfigDiff.js"
 import type { Tool } from "../../src/domain/Mcp.js"
 import type { Prompt, Resource } from "../../src/domain/Surface.js"
+import { coreSpecs } from "../../src/services/CoreTools.js"
+import * as Manifest from "../../src/services/CoreTools/Manifest.js"
+import * as Catalog from "../../src/services/Registry/Catalog.js"
+import * as Surface from "../../src/services/Registry/Surface.js"
 import * as Clean from "../../src/services/Trust/Clean.js"
 
 /** Text written in Unicode tag characters (U+E0000 + ASCII): invisible in most UIs, read by models. */
@@ -190,5 +196,68 @@ describe("Clean on a 1 MB description", () => {
     assert.strictEqual(Clean.text(`\x1b]${"a".repeat(1_000_000)}`), "")
     assert.strictEqual(Clean.text(`${"\x1b[0;".repeat(250_000)}\n`), `${"0;".repeat(250_000)}\n`)
     assert.strictEqual(Clean.text("\u{E0041}".repeat(250_000)), "")
+  })
+})
+
+describe("where the host's view is built", () => {
+  const hidden = `\u200B\x1b[8m${tags("exfiltrate")}\x1b[0m\u202E`
+  /** In JSON, C0 controls are written as `\u00XX` escapes; everything else removed is there as itself. */
+  const hasAny = (json: string) => Clean.hasHidden(json) || /\\u00[01][0-9a-f]/.test(json)
+
+  it("Catalog.build: tools/list, its JSON, the entries (`tools list`, search) and the search view are clean; the source's tools are not changed", () => {
+    const manifest = Either.getOrThrow(Manifest.make(coreSpecs))
+    const poisoned: Tool = {
+      name: "add",
+      title: `Add${hidden}`,
+      description: `Adds two numbers.${hidden}`,
+      inputSchema: { type: "object", properties: { a: { type: "number", description: `A${hidden}` } } }
+    }
+    const sources = [{ instance: "calc", tools: [poisoned] }]
+    const catalog = Catalog.build({ manifest, sources, toolConfig: {}, budget: 64 })
+    const listed = catalog.tools.find((tool) => tool.name === "calc__add")!
+    assert.strictEqual(listed.description, "Adds two numbers.")
+    assert.strictEqual(listed.title, "Add")
+    assert.deepStrictEqual(listed.inputSchema, {
+      properties: { a: { description: "A", type: "number" } },
+      type: "object"
+    })
+    assert.isFalse(hasAny(catalog.listJson))
+    assert.isFalse(hasAny(JSON.stringify(catalog.entries.map((entry) => entry.tool))))
+    assert.isFalse(hasAny(catalog.view("search").listJson))
+    // What the source sent (and the pins hash) is as it was.
+    assert.strictEqual(sources[0]!.tools[0], poisoned)
+    assert.strictEqual(poisoned.description, `Adds two numbers.${hidden}`)
+  })
+
+  it("Surface.build: resources, templates and prompts are clean; a prompt's cleaned name routes to the child's own", () => {
+    const built = Surface.build([
+      {
+        instance: "notes",
+        capabilities: { resources: {}, prompts: {} },
+        surface: {
+          tools: [],
+          resources: [{ uri: "notes://a", name: `a${hidden}`, description: `A note.${hidden}` }],
+          resourceTemplates: [{ uriTemplate: "notes://{id}", name: "note", title: `Note${hidden}` }],
+          prompts: [
+            {
+              name: `sum\u200Bmarize`,
+              description: `Summarize.${hidden}`,
+              arguments: [{ name: "id", description: `Which${hidden}` }]
+            }
+          ]
+        }
+      }
+    ])
+    assert.deepStrictEqual(built.resources, [{ uri: "notes://a", name: "notes__a", description: "A note." }])
+    assert.deepStrictEqual(built.resourceTemplates, [
+      { uriTemplate: "notes://{id}", name: "notes__note", title: "Note" }
+    ])
+    assert.deepStrictEqual(built.prompts, [
+      { name: "notes__summarize", description: "Summarize.", arguments: [{ name: "id", description: "Which" }] }
+    ])
+    assertSome(Either.getRight(Surface.routePrompt(built, "notes__summarize")), {
+      instance: "notes",
+      name: "sum\u200Bmarize"
+    })
   })
 })
