@@ -108,13 +108,13 @@ const kindOf = (match: string): string => {
 const hiddenCharacters: Rule = {
   rule: "hidden-characters",
   check: (fields) => {
+    const dirty = fields.filter((field) => field.raw !== field.text)
+    if (dirty.length === 0) return undefined
     let count = 0
     let decoded = ""
     const kinds = new Set<string>()
-    const places: Array<string> = []
-    for (const field of fields) {
-      if (field.raw === field.text) continue
-      places.push(field.where)
+    const places = dirty.map((field) => field.where)
+    for (const field of dirty) {
       for (const [match] of Clean.matches(field.raw)) {
         count++
         kinds.add(kindOf(match))
@@ -206,6 +206,11 @@ const sensitiveFile: Rule = { rule: "sensitive-file", check: (fields) => firstMa
  * capital (`send_email`, `get-sum`, `listRepos`). Plain words (`search`, `echo`, `Read`) are too common in prose.
  */
 const isDistinctive = (name: string) => name.length >= 4 && /[_.-]|[a-z][A-Z]/.test(name)
+/**
+ * The tokens of a text that could be such a name (or hold one): plain words are not even looked up. Anchored at a
+ * token's start, so a long word is scanned once, not once per character.
+ */
+const distinctiveToken = /(?<![A-Za-z0-9_.-])[A-Za-z0-9]*(?:[_.-]|[a-z][A-Z])[A-Za-z0-9_.-]*/g
 
 /**
  * `shadowing`: the description names a tool of another source (Invariant's add tool rewriting `send_email`, the
@@ -216,15 +221,20 @@ const shadowing: Rule = {
   rule: "shadowing",
   check: (fields, tool, context) => {
     if (context.otherTools.size === 0) return undefined
+    // The set lookup first: most tokens are no tool's name.
+    const names = (name: string) => context.otherTools.has(name) && name !== tool.name && isDistinctive(name)
     for (const field of fields) {
       if (field.where.endsWith("(key)") || field.where === "name") continue
-      for (const match of field.text.matchAll(/[A-Za-z0-9_.-]+/g)) {
+      for (const match of field.text.matchAll(distinctiveToken)) {
         const token = match[0].replace(/\.+$/, "")
         const at = token.lastIndexOf("__")
-        const candidates = [token, ...token.split("."), ...(at > 0 ? [token.slice(at + 2)] : [])]
-        const named = candidates.find(
-          (name) => name !== tool.name && isDistinctive(name) && context.otherTools.has(name)
-        )
+        const named = names(token)
+          ? token
+          : at > 0 && names(token.slice(at + 2))
+            ? token.slice(at + 2)
+            : token.includes(".")
+              ? token.split(".").find(names)
+              : undefined
         if (named !== undefined) {
           return `${field.where} names "${named}", a tool of another source: "${excerpt(field.text, match.index, token.length)}"`
         }
