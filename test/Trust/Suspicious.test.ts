@@ -178,8 +178,16 @@ describe("suspicions: each rule on a real-world-style example", () => {
       assert.isAtMost(detail.length, 200, detail)
       assert.isFalse(Clean.hasHidden(detail), detail)
     }
-    // One megabyte-long word, and one of separators: each token is read once (no rescan from every character).
-    for (const word of ["a".repeat(1_000_000), "a_".repeat(500_000), "aB".repeat(500_000)]) {
+    // Megabyte-long words, runs of separators, an open tag and a megabyte of spaces: each read once, not from every
+    // character (nor split between two quantifiers).
+    const runs = [
+      "a".repeat(1_000_000),
+      "a_".repeat(500_000),
+      "aB".repeat(500_000),
+      `<${" ".repeat(1_000_000)}`,
+      `<important${" ".repeat(1_000_000)}`
+    ]
+    for (const word of runs) {
       assert.deepStrictEqual(rulesOf(suspicions(tool(word), context)), ["long-description"])
     }
   })

@@ -162,9 +162,10 @@ const instructionOverride: Rule = {
 /**
  * `hidden-tag-block`: pseudo-system markup that frames text as orders for the model: `<IMPORTANT>`, `<SYSTEM>`,
  * `<instructions>` and kin, chat-template tokens (`<|im_start|>`, `[INST]`), HTML comments (hidden where rendered).
+ * No two quantifiers can share a run of spaces (`<` and a megabyte of them is read once).
  */
 const tagBlock =
-  /<\s*\/?\s*(?:important|system|instructions?|secret|hidden|admin|critical|assistant|sys)(?:\s[^<>]{0,80})?\s*>|<\|[a-z_]{2,20}\|>|\[\/?(?:INST|SYSTEM|SYS)\]|<!--/i
+  /<\s*(?:\/\s*)?(?:important|system|instructions?|secret|hidden|admin|critical|assistant|sys)(?:\s[^<>]{0,80})?>|<\|[a-z_]{2,20}\|>|\[\/?(?:INST|SYSTEM|SYS)\]|<!--/i
 const hiddenTagBlock: Rule = { rule: "hidden-tag-block", check: (fields) => firstMatch(fields, tagBlock) }
 
 // --- sensitive-file -------------------------------------------------------------------------------------------------
