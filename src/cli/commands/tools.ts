@@ -7,6 +7,7 @@ import { Registry } from "../../services/Registry.js"
 import type { Catalog } from "../../services/Registry/CatalogTypes.js"
 import { catalogLine, collisionLines, renderTable } from "../../text.js"
 import { Sources } from "../../services/Sources.js"
+import * as Clean from "../../services/Trust/Clean.js"
 import { EditError } from "../ConfigEdit.js"
 import * as Manage from "../Manage.js"
 import { knownTools, selectorProblem, warnSelectorsMatchingNothing } from "../Selectors.js"
@@ -43,7 +44,8 @@ const toolRows = (catalog: Catalog) =>
     wire: entry.wire,
     kind: entry.kind,
     instance: entry.kind === "core" ? null : entry.instance,
-    original: entry.original,
+    // The child's own name as a person can read it (the wire name is ASCII already; ADR 029).
+    original: Clean.text(entry.original),
     shaping: entry.shaping,
     enabled: entry.listed,
     rule: entry.rule,
@@ -74,7 +76,7 @@ const toolsTable = (catalog: Catalog): string => {
     ["NAME", "ORIGIN", "ENABLED", "ALWAYS-LOAD", "HINT", "~TOKENS"],
     catalog.entries.map((entry) => [
       entry.wire,
-      entry.kind === "core" ? "core" : `${entry.instance}.${entry.original}`,
+      entry.kind === "core" ? "core" : `${entry.instance}.${Clean.text(entry.original)}`,
       `${entry.listed ? "yes" : "no"} (${entry.rule})`,
       entry.alwaysLoad ? "yes" : "-",
       entry.hint === undefined ? "-" : "yes",

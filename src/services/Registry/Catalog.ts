@@ -1,6 +1,7 @@
 import type { ToolConfig } from "../../domain/Config.js"
 import type { Tool } from "../../domain/Mcp.js"
 import { alwaysLoadSet, type ToolListing, usageHints } from "../../domain/ToolProvider.js"
+import * as Clean from "../Trust/Clean.js"
 import { isReadOnly } from "../Trust/Confirm.js"
 import * as CallTool from "./CallTool.js"
 import type { Catalog, CatalogEntry, CatalogMode, HostView, InstanceTools, Route } from "./CatalogTypes.js"
@@ -146,7 +147,9 @@ const shape = (candidate: Candidate): Shaped => {
   const { memo, hint, alwaysLoad } = candidate
   const cached = memo.shaped
   if (cached !== undefined && cached.hint === hint && cached.alwaysLoad === alwaysLoad) return cached
-  const { source, mapped } = memo
+  const { mapped } = memo
+  // What the host reads has no hidden characters (ADR 029); the source's object, which the pins hash, is untouched.
+  const source = Clean.tool(memo.source)
   const named = source.name === mapped.wire ? source : { ...source, name: mapped.wire }
   const tool = Pipeline.canonical(Pipeline.shapeTool(named, hint, alwaysLoad))
   const json = JSON.stringify(tool)

@@ -1,9 +1,10 @@
 import { createHash } from "node:crypto"
 import type { JsonObject, Tool } from "../../domain/Mcp.js"
+import * as Clean from "../Trust/Clean.js"
 
 /**
- * The tools/list pipeline, as in the Go seed: usage hints, then alwaysLoad, then a deterministic sort LAST (so
- * nothing after it can disturb the order). Each step is pure, returns new objects and leaves tools it does not
+ * The tools/list pipeline, as in the Go seed: hidden characters removed (Trust/Clean.ts), usage hints, then alwaysLoad,
+ * then a deterministic sort LAST (so nothing after it can disturb the order). Each step is pure, returns new objects and leaves tools it does not
  * touch exactly as they were, without adding an empty `_meta`.
  */
 
@@ -56,7 +57,8 @@ export const sortByName = (tools: ReadonlyArray<Tool>): ReadonlyArray<Tool> =>
 export const pipeline = (
   tools: ReadonlyArray<Tool>,
   options: { readonly hints: ReadonlyMap<string, string>; readonly alwaysLoad: ReadonlySet<string> }
-): ReadonlyArray<Tool> => sortByName(applyAlwaysLoad(applyUsageHints(tools, options.hints), options.alwaysLoad))
+): ReadonlyArray<Tool> =>
+  sortByName(applyAlwaysLoad(applyUsageHints(tools.map(Clean.tool), options.hints), options.alwaysLoad))
 
 // --- Catalog stability ---------------------------------------------------------------------------------------------
 

@@ -9,6 +9,7 @@ import {
   RpcCode,
   RpcError
 } from "../../domain/Surface.js"
+import * as Clean from "../Trust/Clean.js"
 import * as NameBudget from "./NameBudget.js"
 
 /**
@@ -120,9 +121,11 @@ export const build = (
   const clashing = new Set(
     [...owners, ...templateOwners].flatMap(([uri, instances]) => (instances.length > 1 ? [uri] : []))
   )
+  // Names, titles and descriptions the host sees have no hidden characters (Trust/Clean.ts, ADR 029); URIs and the
+  // routing tables keep what the child sent.
   const resources = inputs
     .flatMap(({ instance, surface }) =>
-      surface.resources.map((resource): Resource => ({
+      surface.resources.map(Clean.resource).map((resource): Resource => ({
         ...resource,
         name: named(instance, resource.name),
         uri: needsQualifying(clashing, resource.uri) ? qualify(instance, resource.uri) : resource.uri
@@ -131,7 +134,7 @@ export const build = (
     .sort(byName((r) => r.uri))
   const resourceTemplates = inputs
     .flatMap(({ instance, surface }) =>
-      surface.resourceTemplates.map((template): ResourceTemplate => ({
+      surface.resourceTemplates.map(Clean.resource).map((template): ResourceTemplate => ({
         ...template,
         name: named(instance, template.name),
         uriTemplate: needsQualifying(clashing, template.uriTemplate)
@@ -144,7 +147,8 @@ export const build = (
   const promptClaims = NameBudget.resolveClaims(
     inputs.flatMap(({ instance, surface }) =>
       surface.prompts.map((prompt) => ({
-        wire: named(instance, prompt.name),
+        // The listed name without hidden characters; its route keeps the child's own name.
+        wire: named(instance, Clean.text(prompt.name)),
         label: `${instance}.${prompt.name}`,
         rank: NameBudget.sourceRank("as-is"),
         value: { instance, prompt }
@@ -152,7 +156,7 @@ export const build = (
     )
   )
   const prompts = promptClaims.kept
-    .map(({ wire, value }): Prompt => ({ ...value.prompt, name: wire }))
+    .map(({ wire, value }): Prompt => ({ ...Clean.prompt(value.prompt), name: wire }))
     .sort(byName(() => ""))
   const promptRoutes = new Map(
     promptClaims.kept.map(({ wire, value }) => [wire, { instance: value.instance, name: value.prompt.name }] as const)

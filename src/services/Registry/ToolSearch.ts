@@ -2,6 +2,7 @@ import MiniSearch from "minisearch"
 import { stemmer } from "stemmer"
 import type { JsonObject, Tool } from "../../domain/Mcp.js"
 import type { ToolListing } from "../../domain/ToolProvider.js"
+import * as Clean from "../Trust/Clean.js"
 import type { Catalog, SearchHit } from "./CatalogTypes.js"
 import { byteOrder } from "./Pipeline.js"
 import { objectGroups, phrases, stopWords, synonymGroups } from "./ToolSearchWords.js"
@@ -246,7 +247,8 @@ export const documents = (catalog: Catalog, manifest: ToolListing): ReadonlyArra
     .map((tool: Tool) => {
       const entry = byWire.get(tool.name)
       const spec = manifest.byName.get(tool.name)?.spec
-      const names = entry === undefined || entry.kind === "core" ? [tool.name] : [tool.name, entry.original]
+      // The child's own name, cleaned like the rest of the text (the tool's fields are: Catalog, Trust/Clean.ts).
+      const names = entry === undefined || entry.kind === "core" ? [tool.name] : [tool.name, Clean.text(entry.original)]
       const keywords = spec !== undefined ? [...spec.keywords] : []
       return {
         id: tool.name,
