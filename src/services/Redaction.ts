@@ -69,7 +69,7 @@ export class Redaction extends Effect.Service<Redaction>()("clawtool/Redaction",
     const { config } = yield* Config
     const secrets = yield* Secrets
     const enabled = config.trust.redact_secrets
-    const fromConfig = knownSecrets(config, secrets.store, secrets.lookup)
+    let fromConfig = knownSecrets(config, secrets.store, secrets.lookup)
     /** Secrets learned while serving, by name: a refreshed token replaces the one before it. */
     const learned = new Map<string, string>()
     const build = () =>
@@ -102,6 +102,12 @@ export class Redaction extends Effect.Service<Redaction>()("clawtool/Redaction",
 
     return {
       guard,
+      /** A reloaded config or secrets file (ADR 016): the secrets it makes known replace those of the one before. */
+      reconfigure: (next: ClawtoolConfig, store: SecretStore, lookup: Parameters<typeof knownSecrets>[2]) =>
+        Effect.sync(() => {
+          fromConfig = knownSecrets(next, store, lookup)
+          MutableRef.set(current, build())
+        }),
       /** The redactor now: read it per message, never keep it (it is replaced when a secret is learned). */
       current: () => MutableRef.get(current),
       learn,

@@ -79,6 +79,20 @@ describe("Redaction", () => {
     }).pipe(Effect.provide(layer()))
   )
 
+  it.effect("a reload's config and secrets replace the secrets known before; learned tokens stay", () =>
+    Effect.gen(function* () {
+      const redaction = yield* Redaction
+      redaction.learnTokens("my-remote", { access_token: "access-token-1" })
+      const next = configFrom(`[sources.github]\ncommand = ["node"]\nenv = { GITHUB_TOKEN = "\${NEW_PAT}" }`)
+      const secrets = makeSecrets(new SecretStore({ scopes: {} }), { NEW_PAT: "ghp_the_new_one_456" }, next.sources)
+      yield* redaction.reconfigure(next, secrets.store, secrets.lookup)
+      assert.strictEqual(
+        redaction.current().text("ghp_the_new_one_456 ghp_from_the_env_123 access-token-1"),
+        "[REDACTED:NEW_PAT] ghp_from_the_env_123 [REDACTED:OAUTH_MY_REMOTE_ACCESS]"
+      )
+    }).pipe(Effect.provide(layer()))
+  )
+
   it.effect("redact_secrets = false: nothing is redacted, nothing learned", () =>
     Effect.gen(function* () {
       const redaction = yield* Redaction
