@@ -25,6 +25,7 @@ import { Secrets } from "../src/services/Secrets.js"
 import { SourceClient } from "../src/services/SourceClient/SourceClient.js"
 import type { LaunchSpec } from "../src/services/SourceClient/LaunchSpec.js"
 import { Sources } from "../src/services/Sources.js"
+import { Redaction } from "../src/services/Redaction.js"
 import { Tracing } from "../src/services/Tracing.js"
 import { configFrom } from "./lib/sources.js"
 
@@ -98,22 +99,22 @@ const fakeChildren = (serves: Record<string, Served>) => {
 const gatewayLayer = (toml: string, client: SourceClient, cache = CatalogCache.Test()) => {
   const config = configFrom(toml)
   const configLayer = Config.layerTest(config)
+  const secrets = Secrets.layerTest({ env: {}, sources: config.sources })
   const sources = Sources.DefaultWithoutDependencies.pipe(
-    Layer.provide(
-      Layer.mergeAll(
-        configLayer,
-        Secrets.layerTest({ env: {}, sources: config.sources }),
-        Layer.succeed(SourceClient, client),
-        cache
-      )
-    )
+    Layer.provide(Layer.mergeAll(configLayer, secrets, Layer.succeed(SourceClient, client), cache))
   )
   const registry = Registry.DefaultWithoutDependencies.pipe(
     Layer.provide(CoreTools.ProviderWithoutDependencies),
     Layer.provide(Layer.merge(sources, configLayer))
   )
   return Gateway.DefaultWithoutDependencies.pipe(
-    Layer.provide(Layer.merge(registry, Tracing.Default)),
+    Layer.provide(
+      Layer.mergeAll(
+        registry,
+        Tracing.Default,
+        Redaction.DefaultWithoutDependencies.pipe(Layer.provide(Layer.merge(configLayer, secrets)))
+      )
+    ),
     Layer.provideMerge(HostSessions.Default)
   )
 }

@@ -6,6 +6,7 @@ import { Config, ProcessEnv } from "../src/services/Config.js"
 import { OAuth } from "../src/services/OAuth.js"
 import { OAuthError } from "../src/services/OAuth/Errors.js"
 import * as Store from "../src/services/OAuth/Store.js"
+import { Redaction } from "../src/services/Redaction.js"
 import { Secrets } from "../src/services/Secrets.js"
 import { configFrom, tempDir } from "./lib/sources.js"
 
@@ -26,6 +27,7 @@ const toml = `
 const oauthLayer = (dir: string, scopes: Record<string, Record<string, string>> = {}) => {
   const config = configFrom(toml)
   return OAuth.DefaultWithoutDependencies.pipe(
+    Layer.provide(Redaction.DefaultWithoutDependencies),
     Layer.provide(Layer.merge(Config.layerTest(config), Secrets.layerTest({ scopes, sources: config.sources }))),
     Layer.provide(Layer.succeed(ProcessEnv, { CLAWTOOL_STATE_DIR: dir }))
   )

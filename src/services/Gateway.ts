@@ -8,6 +8,7 @@ import * as Handlers from "./Gateway/Handlers.js"
 import { type HostEdge, type ListKind, makeEdge, type Transport } from "./Gateway/Sdk.js"
 import type { ChildNotification } from "./HostBridge.js"
 import { HostSessions, type SessionView } from "./HostSessions.js"
+import { Redaction } from "./Redaction.js"
 import { Registry } from "./Registry.js"
 import { Tracing } from "./Tracing.js"
 
@@ -32,10 +33,11 @@ const listKinds = ["tools", "resources", "prompts"] as const
  */
 export class Gateway extends Effect.Service<Gateway>()("clawtool/Gateway", {
   // One HostSessions shared by Sources (below Registry) and the Gateway: children learn the host through it.
-  dependencies: [Registry.Default.pipe(Layer.provideMerge(HostSessions.Default)), Tracing.Default],
+  dependencies: [Registry.Default.pipe(Layer.provideMerge(HostSessions.Default)), Tracing.Default, Redaction.Default],
   scoped: Effect.gen(function* () {
     const registry = yield* Registry
     const tracing = yield* Tracing
+    const redaction = yield* Redaction
     const sessions = yield* HostSessions
     const chain = yield* ConfigChain
     const runtime = yield* Effect.runtime<never>()
@@ -119,6 +121,8 @@ export class Gateway extends Effect.Service<Gateway>()("clawtool/Gateway", {
         // Subscribed before the host can initialize, so nothing a child sends after its own initialize is lost.
         const feed = yield* sessions.feed
         options.prepare?.(edge.cancels)
+        // Known secrets never reach the host, on every path a message takes to it (issue 25).
+        redaction.guard(transport)
         const { closed } = yield* edge.connect(transport)
         // A stateless request has nothing to carry notifications.
         if (!view.stateless) {

@@ -7,6 +7,7 @@ import { Config, ProcessEnv } from "./Config.js"
 import { OAuthError } from "./OAuth/Errors.js"
 import type { OAuthSettings } from "./OAuth/Provider.js"
 import * as Store from "./OAuth/Store.js"
+import { Redaction } from "./Redaction.js"
 import { expand, Secrets } from "./Secrets.js"
 import { loginCommand, RemoteAuth, type SourceAuthProvider } from "./SourceClient/RemoteAuth.js"
 
@@ -53,6 +54,7 @@ export class OAuth extends Effect.Service<OAuth>()("clawtool/OAuth", {
   effect: Effect.gen(function* () {
     const { config } = yield* Config
     const secrets = yield* Secrets
+    const redaction = yield* Redaction
     const env = yield* ProcessEnv
     const dir = stateDir(env)
 
@@ -132,7 +134,14 @@ export class OAuth extends Effect.Service<OAuth>()("clawtool/OAuth", {
           Effect.zipRight(Effect.promise(loadProvider)),
           Effect.map(
             ({ SourceOAuthProvider }): SourceAuthProvider =>
-              new SourceOAuthProvider({ instance, url, settings, dir, mode: { kind: "background" } })
+              new SourceOAuthProvider({
+                instance,
+                url,
+                settings,
+                dir,
+                mode: { kind: "background" },
+                learn: (tokens) => redaction.learnTokens(instance, tokens)
+              })
           )
         )
       })
@@ -225,7 +234,7 @@ export class OAuth extends Effect.Service<OAuth>()("clawtool/OAuth", {
       })
     }
   }),
-  dependencies: [Secrets.Default, Config.Default]
+  dependencies: [Secrets.Default, Config.Default, Redaction.Default]
 }) {
   /** RemoteAuth for serve and health: background providers over the token store. */
   static readonly RemoteAuthLive = Layer.effect(

@@ -4,6 +4,7 @@ import * as Path from "node:path"
 import * as ConfigDiff from "../domain/ConfigDiff.js"
 import { Config, ProcessEnv, warnSkipped } from "./Config.js"
 import { warnUnknownSelectors } from "./Registry.js"
+import { Redaction } from "./Redaction.js"
 import { loadSecrets, makeSecrets, SecretStore } from "./Secrets.js"
 import { Sources } from "./Sources.js"
 
@@ -20,10 +21,11 @@ const atStartOnly = ["limits", "observability", "list_wait", "roots", "core_tool
  * the running set stays as it was and Health shows why until a later reload succeeds.
  */
 export class Reload extends Effect.Service<Reload>()("clawtool/Reload", {
-  dependencies: [Config.Default, Sources.Default],
+  dependencies: [Config.Default, Sources.Default, Redaction.Default],
   scoped: Effect.gen(function* () {
     const { path: configPath, reread, secretsFile, skipped: skippedAtStart } = yield* Config
     const sources = yield* Sources
+    const redaction = yield* Redaction
     const env = yield* ProcessEnv
 
     // Each skipped entry is warned about once per serve: again only when it is skipped for a new reason.
@@ -31,7 +33,7 @@ export class Reload extends Effect.Service<Reload>()("clawtool/Reload", {
     const read = Effect.gen(function* () {
       const { config: next, skipped } = yield* reread
       const store = Option.isSome(secretsFile) ? yield* loadSecrets(secretsFile.value) : SecretStore.empty
-      return { next, skipped, resolve: makeSecrets(store, env, next.sources, secretsFile).resolve }
+      return { next, skipped, secrets: makeSecrets(store, env, next.sources, secretsFile) }
     })
 
     /** One reload: read, then apply or reject. Never fails: a rejection is logged and shown in Health. */
@@ -42,7 +44,7 @@ export class Reload extends Effect.Service<Reload>()("clawtool/Reload", {
             Effect.logError(`config reload rejected, the running sources are unchanged: ${error.message}`),
             sources.reportReload(Either.left(error.message))
           ),
-        onSuccess: ({ next, skipped, resolve }) =>
+        onSuccess: ({ next, skipped, secrets }) =>
           Effect.gen(function* () {
             const before = warned
             warned = skipped
@@ -51,7 +53,9 @@ export class Reload extends Effect.Service<Reload>()("clawtool/Reload", {
               skipped.filter((entry) => !before.some((old) => old.name === entry.name && old.reason === entry.reason))
             )
             yield* sources.reportReload(Either.right(skipped))
-            const changes = yield* sources.reconfigure(next, resolve)
+            // Known before a restarted child can answer with a new secret.
+            yield* redaction.reconfigure(next, secrets.store, secrets.lookup)
+            const changes = yield* sources.reconfigure(next, secrets.resolve)
             if (ConfigDiff.isEmpty(changes)) return yield* Effect.logInfo("config reloaded: nothing changed")
             yield* warnUnknownSelectors(next)
             const later = changes.settings.filter((key) => atStartOnly.includes(key))

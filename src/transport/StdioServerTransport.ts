@@ -64,6 +64,8 @@ export class StdioServerTransport implements Transport {
    * ADR 009), which then answers with `reply`.
    */
   intercept?: (message: Record<string, unknown>) => boolean
+  /** Applied to every line written to the host, whatever wrote it (the Gateway's redaction of known secrets). */
+  redact?: (line: string) => string
   private closed = false
   private readonly framer: LineFramer
   private readonly onData = (chunk: Buffer) => this.framer.push(chunk)
@@ -175,7 +177,7 @@ export class StdioServerTransport implements Transport {
   private write(text: string, answering?: string | number): Promise<void> {
     if (answering !== undefined) this.answered(answering)
     if (this.closed || !this.stdout.writable) return Promise.resolve()
-    return this.writer.write(text)
+    return this.writer.write(this.redact === undefined ? text : this.redact(text))
   }
 
   private receive(line: string): void {

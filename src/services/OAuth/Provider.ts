@@ -54,6 +54,8 @@ export interface ProviderOptions {
   /** Fraction of the access token's lifetime after which it is refreshed. */
   readonly refreshAt?: number
   readonly now?: () => number
+  /** Told every token handed to the transport or received (the redaction of what reaches the host learns them). */
+  readonly learn?: (tokens: OAuthTokens) => void
 }
 
 /** Per source (per token file) in this process: the refresh in flight and the lock that serializes flows. */
@@ -234,6 +236,12 @@ export class SourceOAuthProvider implements OAuthClientProvider {
   }
 
   async tokens(): Promise<OAuthTokens | undefined> {
+    const tokens = await this.currentTokens()
+    if (tokens !== undefined) this.options.learn?.(tokens)
+    return tokens
+  }
+
+  private async currentTokens(): Promise<OAuthTokens | undefined> {
     // A login asks for a new grant: the browser step runs even when a refresh token is stored.
     if (this.options.mode.kind === "login") return undefined
     const grant = Store.currentGrant(await this.load())
@@ -254,6 +262,7 @@ export class SourceOAuthProvider implements OAuthClientProvider {
   }
 
   async saveTokens(tokens: OAuthTokens): Promise<void> {
+    this.options.learn?.(tokens)
     const obtainedAt = this.now()
     try {
       await Store.updateGrant(this.options.dir, this.options.instance, this.options.url, tokens.issuer, (grant) => ({
