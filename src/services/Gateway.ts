@@ -41,7 +41,7 @@ export class Gateway extends Effect.Service<Gateway>()("clawtool/Gateway", {
     const sessions = yield* HostSessions
     const chain = yield* ConfigChain
     const runtime = yield* Effect.runtime<never>()
-    const services: Handlers.Services = { registry, tracing }
+    const services: Handlers.Services = { registry, tracing, redact: (text) => redaction.current().text(text) }
     const forwardTo = registry.forward
 
     /** Children's notifications for this host, mapped (logger = instance, URIs, task ids) and filtered by the session. */

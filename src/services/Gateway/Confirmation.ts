@@ -8,7 +8,7 @@ import * as Confirm from "../Trust/Confirm.js"
 /**
  * `[trust] confirm` on the host edge (ADR 029): the session that made the call is asked (`elicitation/create`) before
  * the call runs; only a yes within `confirm_timeout` lets it through. A host that cannot be asked gets `unconfirmed`.
- * `redact` hides known secrets in the arguments shown (the identity until the redaction work provides one).
+ * `redact` hides known secrets in the arguments shown, before they are cut (so no part of a secret is shown).
  */
 export const confirmed = (
   session: SessionView,

@@ -28,6 +28,8 @@ export type Handler = (params: unknown, context: RequestContext) => Effect.Effec
 export interface Services {
   readonly registry: Registry
   readonly tracing: Tracing
+  /** Known secrets replaced in text clawtool itself writes for the host before cutting it (a confirmation's arguments). */
+  readonly redact: (text: string) => string
 }
 
 /** The params without the host's progressToken (the SDK adds its own downstream); an emptied `_meta` goes too. */
@@ -52,7 +54,7 @@ const progressFor = (meta: JsonObject | undefined, context: RequestContext) => {
  * objects itself. Plain tools/calls over stdio are taken earlier by the relay (see CallPath).
  */
 export const handlers = (
-  { registry, tracing }: Services,
+  { registry, tracing, redact }: Services,
   session: SessionView,
   spliced: boolean
 ): Readonly<Record<string, Handler>> => {
@@ -100,7 +102,7 @@ export const handlers = (
     const counted = Effect.flatMap(registry.confirmation(name), (confirmation) =>
       Option.isNone(confirmation)
         ? running
-        : Effect.matchEffect(confirmed(session, name, args, confirmation.value), {
+        : Effect.matchEffect(confirmed(session, name, args, confirmation.value, redact), {
             onFailure: (denied) => Effect.succeed(callErrorResult(denied)),
             onSuccess: () => running
           })
