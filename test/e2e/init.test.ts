@@ -213,4 +213,18 @@ describe("clawtool init (built CLI, a temporary HOME with every host's config)",
     )
     assert.strictEqual(fs.statSync(claudeJson).mode & 0o777, 0o600)
   })
+
+  it("--daemon URL: the hosts get `connect URL`; --config FILE: the config goes there", async () => {
+    const { home, project, env } = makeHostHome()
+    const original = snapshot(home)
+    const custom = path.join(home, "custom", "clawtool.toml")
+    const url = "http://127.0.0.1:9999/mcp"
+    const dry = await runCli(["init", "--project", project, "--dry-run", "--daemon", url, "--config", custom], env)
+    assert.strictEqual(dry.code, 0, dry.stderr)
+    assert.deepStrictEqual(snapshot(home), original)
+    assert.include(dry.stdout, `+++ ${custom}\t`)
+    assert.include(dry.stdout, `+++ ${path.join(home, "custom", "secrets.toml")}\t`)
+    assert.include(dry.stdout, `+args = [${JSON.stringify(path.resolve(main))}, "connect", ${JSON.stringify(url)}]`)
+    assert.notInclude(dry.stdout, "npx clawtool")
+  })
 })
