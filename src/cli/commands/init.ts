@@ -15,7 +15,7 @@ export const init = Command.make(
         "The clawtool config to write (secrets.toml goes beside it). Default: $CLAWTOOL_CONFIG, else $XDG_CONFIG_HOME/clawtool/config.toml, else ~/.config/clawtool/config.toml"
       )
     ),
-    project: Options.directory("project").pipe(
+    project: Options.text("project").pipe(
       Options.withPseudoName("DIR"),
       Options.optional,
       Options.withDescription(
