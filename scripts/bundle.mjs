@@ -163,6 +163,8 @@ const built = await esbuild.build({
   format: "esm",
   target: "node20",
   plugins: [versionPlugin, deepImportsPlugin, noAjvPlugin, jsonSchemaToTypeScriptPlugin, prettierOnlyTypeScript],
+  // jsonc-parser's "main" is a UMD build whose require("./impl/…") calls esbuild cannot follow; its ES build can be.
+  alias: { "jsonc-parser": "jsonc-parser/lib/esm/main.js" },
   // Inline here, so that the CommonJS step below maps back to src/ through it.
   sourcemap: "inline",
   sourcesContent: false,

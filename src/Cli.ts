@@ -5,6 +5,7 @@ import { auth } from "./cli/commands/auth.js"
 import { cache } from "./cli/commands/cache.js"
 import { connect } from "./cli/commands/connect.js"
 import { health } from "./cli/commands/health.js"
+import { init } from "./cli/commands/init.js"
 import { serve } from "./cli/commands/serve.js"
 import { source } from "./cli/commands/source.js"
 import { tools } from "./cli/commands/tools.js"
@@ -16,7 +17,7 @@ export { ExitStatus } from "./cli/Shared.js"
 
 const root = Command.make("clawtool").pipe(
   Command.withDescription("One MCP server for all your MCP servers: spawns, supervises and serves configured sources."),
-  Command.withSubcommands([serve, connect, health, source, tools, cache, auth])
+  Command.withSubcommands([init, serve, connect, health, source, tools, cache, auth])
 )
 
 /** One example per command, shown under EXAMPLE in its --help (keyed by the command path). */
@@ -25,6 +26,7 @@ const examples: Record<string, string> = {
   serve: "clawtool serve --config ~/.config/clawtool/config.toml",
   connect: "claude mcp add clawtool -- clawtool connect http://127.0.0.1:8765/mcp",
   health: "clawtool health --json",
+  init: "clawtool init --dry-run",
   source: "clawtool source list",
   "source list": "clawtool source list --json",
   "source add": "clawtool source add fs --env ROOT=${FS_ROOT} -- npx -y @modelcontextprotocol/server-filesystem /tmp",
