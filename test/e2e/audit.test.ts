@@ -8,8 +8,10 @@ import { getDefaultEnvironment, StdioClientTransport } from "@modelcontextprotoc
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Fiber } from "effect"
 import { createHash } from "node:crypto"
+import { spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
+import * as AuditLine from "../../src/services/Trust/AuditLine.js"
 import { ensureBuilt, freshCacheDir, main, runCli, tempDirEnv, writeConfig } from "../lib/cli.js"
 import { httpClient, startDaemon } from "../lib/daemon.js"
 import { eventually, root, stubCommand, tempDir } from "../lib/sources.js"
@@ -133,6 +135,60 @@ describe("audit log (e2e)", () => {
         const bad = runCli(["audit", "--config", config, "--since", "yesterday"], env)
         assert.strictEqual(bad.code, 2)
         assert.include(bad.stderr, "--since is a duration")
+      })
+    )
+  )
+
+  it.live("clawtool audit --follow prints new lines as they come, across a rotation", () =>
+    Effect.scoped(
+      Effect.gen(function* () {
+        const state = tempDir()
+        const file = path.join(state, "audit.jsonl")
+        const line = (tool: string) =>
+          AuditLine.format(
+            {
+              at: Date.now(),
+              durationMs: 1,
+              session: undefined,
+              client: "h",
+              instance: "fs",
+              tool,
+              outcome: "ok",
+              arguments: {},
+              bytesOut: 1,
+              traceId: undefined
+            },
+            "none",
+            undefined
+          ) + "\n"
+        fs.writeFileSync(file, line("first"))
+        const config = writeConfig("")
+        const child = yield* Effect.acquireRelease(
+          Effect.sync(() =>
+            spawn(process.execPath, [main, "audit", "--config", config, "--follow", "--json"], {
+              cwd: root,
+              env: { PATH: process.env.PATH ?? "", ...tempDirEnv, CLAWTOOL_STATE_DIR: state },
+              stdio: ["ignore", "pipe", "pipe"]
+            })
+          ),
+          (child) => Effect.sync(() => child.kill("SIGKILL"))
+        )
+        let out = ""
+        child.stdout.on("data", (chunk: Buffer) => (out += chunk.toString("utf8")))
+        const tools = () =>
+          out
+            .split("\n")
+            .filter((text) => text !== "")
+            .map((text) => JSON.parse(text).tool)
+        yield* eventually(() => tools().length === 1, 20_000, "the first line")
+        fs.appendFileSync(file, line("second"))
+        yield* eventually(() => tools().length === 2, 20_000, "the appended line")
+        // A rotation right after a line was written: that line (now in .1) and the new file's are both printed.
+        fs.appendFileSync(file, line("third"))
+        fs.renameSync(file, `${file}.1`)
+        fs.writeFileSync(file, line("fourth"))
+        yield* eventually(() => tools().length === 4, 20_000, "the lines around the rotation")
+        assert.deepStrictEqual(tools(), ["first", "second", "third", "fourth"])
       })
     )
   )

@@ -108,11 +108,16 @@ const followFile = (file: string, read: string, keep: (line: Line) => boolean, a
         offset = 0
         lineNo = 1
       }
-      inode = stat?.ino
+      // Between a rotation's rename and the new file: the old inode is kept, so the rotation is seen once it appears.
       if (stat === undefined) continue
+      inode = stat.ino
       const next = readFrom(file, offset)
       // Emptied in place (truncated): from its start.
-      if (next.end < offset) offset = lineNo = 0
+      if (next.end < offset) {
+        offset = 0
+        lineNo = 1
+        continue
+      }
       if (next.text === "") continue
       yield* print(yield* readText(next.text, file, lineNo, keep), asJson, false)
       lineNo += next.text.split("\n").length - 1
