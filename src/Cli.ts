@@ -1,6 +1,7 @@
 import { type CliApp, Command } from "@effect/cli"
 import { Console, Effect, Either, Logger, Option } from "effect"
 import { extractLogLevel } from "./cli/Argv.js"
+import { audit } from "./cli/commands/audit.js"
 import { auth } from "./cli/commands/auth.js"
 import { cache } from "./cli/commands/cache.js"
 import { connect } from "./cli/commands/connect.js"
@@ -17,7 +18,7 @@ export { ExitStatus } from "./cli/Shared.js"
 
 const root = Command.make("clawtool").pipe(
   Command.withDescription("One MCP server for all your MCP servers: spawns, supervises and serves configured sources."),
-  Command.withSubcommands([init, serve, connect, health, source, tools, cache, auth])
+  Command.withSubcommands([init, serve, connect, health, source, tools, cache, auth, audit])
 )
 
 /** One example per command, shown under EXAMPLE in its --help (keyed by the command path). */
@@ -44,7 +45,8 @@ const examples: Record<string, string> = {
   "auth login": "clawtool auth login linear",
   "auth status": "clawtool auth status --json",
   "auth logout": "clawtool auth logout linear",
-  "cache clear": "clawtool cache clear"
+  "cache clear": "clawtool cache clear",
+  audit: "clawtool audit --since 10m --tool github.*"
 }
 
 const cliApp = Command.run(root, { name: "clawtool", version: Version.version })

@@ -6,7 +6,7 @@ import { PassThrough } from "node:stream"
 import type { CallError } from "../src/domain/Errors.js"
 import type { CallToolResult, JsonObject } from "../src/domain/Mcp.js"
 import * as CallPath from "../src/services/Gateway/CallPath.js"
-import { callErrorResult, serialised, unserialisable } from "../src/services/Gateway/Replies.js"
+import { callErrorResult, serialise, unserialisable } from "../src/services/Gateway/Replies.js"
 import type { Registry } from "../src/services/Registry.js"
 import { Cancels } from "../src/transport/Cancels.js"
 import { StdioServerTransport } from "../src/transport/StdioServerTransport.js"
@@ -86,10 +86,10 @@ describe("Gateway call path", () => {
 
   it("the SDK path's serialised answer: the same isError result for a value JSON cannot write", () => {
     const fallback = (cause: unknown) => callErrorResult(unserialisable("t", cause))
-    const ok = serialised({ content: [] }, fallback) as unknown as Record<symbol, string>
-    assert.strictEqual(ok[Symbol.for("clawtool/preserialized")], '{"content":[]}')
-    const bad = serialised({ deep: tooDeep() }, fallback) as unknown as Record<symbol, string>
-    const answer = JSON.parse(bad[Symbol.for("clawtool/preserialized")]!)
+    const ok = serialise({ content: [] }, fallback)
+    assert.strictEqual(ok.json, '{"content":[]}')
+    const bad = serialise({ deep: tooDeep() }, fallback)
+    const answer = JSON.parse(bad.json)
     assert.isTrue(answer.isError)
     assert.strictEqual(answer._meta.clawtool.error.reason, "Transport")
   })

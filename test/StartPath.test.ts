@@ -8,7 +8,7 @@ import { assert, beforeAll, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
-import { ensureBuilt, freshCacheDir, main, runCli, serveClient, writeConfig } from "./lib/cli.js"
+import { ensureBuilt, freshCacheDir, main, runCli, serveClient, tempDirEnv, writeConfig } from "./lib/cli.js"
 import { root, tempDir } from "./lib/sources.js"
 
 beforeAll(ensureBuilt, 120_000)
@@ -253,6 +253,7 @@ describe("TurboFan's start-up pause", () => {
       cwd: root,
       env: {
         ...getDefaultEnvironment(),
+        ...tempDirEnv,
         CLAWTOOL_CACHE_DIR: path.join(dir, "cache"),
         NODE_OPTIONS: `--require ${JSON.stringify(probe)}`
       },

@@ -38,8 +38,11 @@ export class HealthRow extends Schema.Class<HealthRow>("HealthRow")({
   uptimeMs: Schema.optionalWith(Schema.NullOr(Schema.Number), { default: () => null }),
   /** Lines the child wrote to stdout that were not JSON-RPC (dropped; the first 200 characters go to stderrTail). */
   stdoutGarbage: Schema.optionalWith(Schema.Number, { default: () => 0 }),
-  /** "config": the row of the config itself, shown only while the last reload failed (ADR 016); a source otherwise. */
-  kind: Schema.optionalWith(Schema.Literal("source", "config"), { default: () => "source" as const })
+  /**
+   * "config": the row of the config itself, shown only while the last reload failed (ADR 016); "audit": the audit
+   * log's, shown only while it is not written or has dropped lines (issue 25); a source otherwise.
+   */
+  kind: Schema.optionalWith(Schema.Literal("source", "config", "audit"), { default: () => "source" as const })
 }) {}
 
 /**
@@ -52,6 +55,21 @@ export const reloadFailedRow = (file: string, detail: string): HealthRow =>
     name: "config",
     status: "down",
     reason: `last reload failed: ${detail}`,
+    toolCount: 0,
+    package: file,
+    pid: null,
+    startedAt: null,
+    startupMs: null,
+    stderrTail: []
+  })
+
+/** The audit log's row (`[audit]`): down while its file cannot be written, running with a note when lines were dropped. */
+export const auditRow = (file: string, status: "running" | "down", reason: string): HealthRow =>
+  new HealthRow({
+    kind: "audit",
+    name: "audit",
+    status,
+    reason,
     toolCount: 0,
     package: file,
     pid: null,

@@ -1,6 +1,7 @@
 import { Effect, Layer, Option } from "effect"
 import { ConfigChain } from "../domain/Environment.js"
 import { CurrentLimits } from "../domain/Limits.js"
+import { Audit } from "../services/Audit.js"
 import { Config, ConfigLocation } from "../services/Config.js"
 import { CoreTools } from "../services/CoreTools.js"
 import { Daemon } from "../services/Daemon.js"
@@ -63,12 +64,14 @@ export const HealthLive = (location: Location) =>
 /**
  * `clawtool serve`: Gateway over Registry over Sources and CoreTools (the Registry's tool provider), built once (layers are memoised per graph, so the
  * Config that Telemetry reads is the one Sources uses). Telemetry is built first so every service captures
- * its tracer, and closed last so the spans of the shutdown are flushed too. Reload (ADR 016) shares the same Sources
+ * its tracer, and closed last so the spans of the shutdown are flushed too. The audit log (issue 25) is shared by the
+ * Gateway's call paths and the Registry's health. Reload (ADR 016) shares the same Sources
  * and HostSessions by that memoisation: HostSessions is provided to both, so whichever builds Sources first sees it.
  */
 export const ServeLive = (location: Location) =>
   Layer.merge(Gateway.Default, Reload.Default).pipe(
     Layer.provide(CoreTools.Provider),
+    Layer.provide(Audit.Default),
     Layer.provide(HostSessions.Default),
     Layer.provide(TelemetryLive()),
     Layer.provide(FromConfigLive),
@@ -104,6 +107,7 @@ const SharedHostsLive = (flag: Option.Option<string>) =>
 export const DaemonLive = (location: Location, listen: Option.Option<string>) =>
   Layer.mergeAll(Gateway.Default, Daemon.Default, Reload.Default).pipe(
     Layer.provide(CoreTools.Provider),
+    Layer.provide(Audit.Default),
     Layer.provide(HostSessions.Default),
     Layer.provide(TelemetryLive()),
     Layer.provide(SharedHostsLive(listen)),

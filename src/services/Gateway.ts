@@ -3,6 +3,7 @@ import { ConfigChain, recursionRefusal } from "../domain/Environment.js"
 import { CurrentLimits } from "../domain/Limits.js"
 import type { Cancels } from "../transport/Cancels.js"
 import { StdioServerTransport } from "../transport/StdioServerTransport.js"
+import { Audit, type AuditRecorder } from "./Audit.js"
 import * as CallPath from "./Gateway/CallPath.js"
 import * as Handlers from "./Gateway/Handlers.js"
 import { type HostEdge, type ListKind, makeEdge, type Transport } from "./Gateway/Sdk.js"
@@ -19,7 +20,7 @@ export interface SessionOptions {
   /** One stateless HTTP request: no notifications, no list_changed (nothing could carry them). */
   readonly stateless?: boolean
   /** Called with the session's cancels before the transport connects (the stdio relay hooks in here). */
-  readonly prepare?: (cancels: Cancels) => void
+  readonly prepare?: (cancels: Cancels, audit: AuditRecorder | undefined) => void
 }
 
 const listKinds = ["tools", "resources", "prompts"] as const
@@ -40,6 +41,8 @@ export class Gateway extends Effect.Service<Gateway>()("clawtool/Gateway", {
     const redaction = yield* Redaction
     const sessions = yield* HostSessions
     const chain = yield* ConfigChain
+    // `[audit]` (issue 25): provided by serve's layers; absent (tests of the Gateway alone), nothing is recorded.
+    const audit = yield* Effect.serviceOption(Audit)
     const runtime = yield* Effect.runtime<never>()
     const services: Handlers.Services = { registry, tracing, redact: (text) => redaction.current().text(text) }
     const forwardTo = registry.forward
@@ -97,6 +100,7 @@ export class Gateway extends Effect.Service<Gateway>()("clawtool/Gateway", {
     const session = (transport: Transport, options: SessionOptions = {}) =>
       Effect.gen(function* () {
         const edge = makeEdge(runtime)
+        const recorder = Option.getOrUndefined(audit)?.recorder(options.id, () => edge.server.getClientVersion()?.name)
         const view = yield* sessions.join({
           id: options.id ?? "stdio",
           stateless: options.stateless,
@@ -115,12 +119,12 @@ export class Gateway extends Effect.Service<Gateway>()("clawtool/Gateway", {
           answered: view.answered,
           initialized: view.initialized,
           // Only clawtool's stdio transport (the one with a relay to prepare) splices pre-serialised results (ADR 009).
-          requests: Handlers.handlers(services, view, options.prepare !== undefined),
+          requests: Handlers.handlers(services, view, options.prepare !== undefined, recorder),
           rootsChanged: Handlers.rootsChanged(services, view)
         })
         // Subscribed before the host can initialize, so nothing a child sends after its own initialize is lost.
         const feed = yield* sessions.feed
-        options.prepare?.(edge.cancels)
+        options.prepare?.(edge.cancels, recorder)
         // Known secrets never reach the host, on every path a message takes to it (issue 25).
         redaction.guard(transport)
         const { closed } = yield* edge.connect(transport)
@@ -147,8 +151,8 @@ export class Gateway extends Effect.Service<Gateway>()("clawtool/Gateway", {
     const serve = Effect.gen(function* () {
       const transport = new StdioServerTransport(process.stdin, process.stdout, Runtime.runSync(runtime)(CurrentLimits))
       const { closed } = yield* session(transport, {
-        prepare: (cancels) => {
-          transport.intercept = CallPath.intercept({ transport, registry, cancels, untraced: tracing.untraced })
+        prepare: (cancels, audit) => {
+          transport.intercept = CallPath.intercept({ transport, registry, cancels, untraced: tracing.untraced, audit })
         }
       })
       yield* closed

@@ -7,6 +7,7 @@ import { CallError } from "../domain/Errors.js"
 import type { CallToolRequest, CallToolResult, JsonObject, Tool } from "../domain/Mcp.js"
 import { type CatalogView, CurrentToolProvider } from "../domain/ToolProvider.js"
 import { prefixOf } from "../domain/Config.js"
+import { Audit } from "./Audit.js"
 import { Config } from "./Config.js"
 import * as Catalogs from "./Registry/Catalog.js"
 import * as Forward from "./Registry/Forward.js"
@@ -205,9 +206,15 @@ export class Registry extends Effect.Service<Registry>()("clawtool/Registry", {
             if (!manifest.byName.has(wire) && !(yield* catalog).routes.has(wire)) yield* sources.awaitSettled
             return Option.fromNullable(confirmationNow(wire))
           })
+    // Health: every source's row, and the audit log's while it is not written or dropped lines (serve only).
+    const audit = yield* Effect.serviceOption(Audit)
+    const health = Option.match(audit, {
+      onNone: () => sources.health,
+      onSome: (log) => Effect.zipWith(log.health, sources.health, (own, rows) => [...own, ...rows])
+    })
 
     /** What the provider's tools (ToolSearch, SourceHealth) read of the catalog. */
-    const view: CatalogView = { catalog, health: sources.health, search }
+    const view: CatalogView = { catalog, health, search }
 
     // Resources, templates and prompts of the running children, rebuilt only when one child's surface changed.
     const surface: Effect.Effect<Surface.Surface> = Effect.gen(function* () {
@@ -397,6 +404,9 @@ export class Registry extends Effect.Service<Registry>()("clawtool/Registry", {
         return Option.fromNullable(route?.instance)
       })
 
+    /** Where a wire name goes now, synchronously: a listed source tool's route, "core", or undefined (the audit's). */
+    const routeNow = (wire: string) => (manifest.byName.has(wire) ? ("core" as const) : catalogNow().routes.get(wire))
+
     /** The instance and tool's own name a listed wire name routes to, in the current catalog (none for core tools). */
     const routeOf = (wire: string) => Effect.map(catalog, (current) => Option.fromNullable(current.routes.get(wire)))
 
@@ -428,6 +438,7 @@ export class Registry extends Effect.Service<Registry>()("clawtool/Registry", {
       confirmation,
       instanceOf,
       routeOf,
+      routeNow,
       /** Resources, templates and prompts the host sees, with the routing back (`<instance>__` names, URI scheme). */
       surface,
       /** Every MCP method beyond tools, routed to the owning instance. */
@@ -435,7 +446,7 @@ export class Registry extends Effect.Service<Registry>()("clawtool/Registry", {
       /** The full catalog: listed tools, every entry with its rule, collisions, hash and routes. */
       catalog,
       search,
-      health: sources.health,
+      health,
       changes: sources.changes,
       awaitSettled: sources.awaitSettled
     } as const

@@ -156,21 +156,20 @@ export class StdioServerTransport implements Transport {
   /**
    * The answer to an intercepted request; total, like `send`. A result that cannot be serialised is replaced by
    * `fallback(error)` when given (the relay answers an isError result, as the SDK path does), else by -32603.
+   * Returns the result's JSON as written ("" when an error was answered instead): the audit counts its bytes.
    */
-  reply(id: string | number, result: unknown, fallback?: (error: unknown) => unknown): void {
-    let text: string
+  reply(id: string | number, result: unknown, fallback?: (error: unknown) => unknown): string {
+    let json: string
     try {
-      text = `{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":${JSON.stringify(result)}}\n`
+      json = JSON.stringify(result)
     } catch (error) {
       this.onerror?.(new Error(`the answer to request ${JSON.stringify(id)} cannot be serialised: ${describe(error)}`))
       if (fallback !== undefined) return this.reply(id, fallback(error))
-      return this.reject(
-        id,
-        ErrorCode.InternalError,
-        `Internal error: the answer cannot be serialised (${describe(error)})`
-      )
+      this.reject(id, ErrorCode.InternalError, `Internal error: the answer cannot be serialised (${describe(error)})`)
+      return ""
     }
-    void this.write(text, id)
+    void this.write(`{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":${json}}\n`, id)
+    return json
   }
 
   /** Writes `text`; with `answering`, it is the answer to that host request (counted off the requests in flight). */

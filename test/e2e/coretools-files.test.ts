@@ -9,7 +9,7 @@ import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
 import { pathToFileURL } from "node:url"
-import { ensureBuilt, freshCacheDir, main, runCli } from "../lib/cli.js"
+import { ensureBuilt, freshCacheDir, main, runCli, tempDirEnv } from "../lib/cli.js"
 
 const work = Fs.realpathSync(Fs.mkdtempSync(Path.join(Os.tmpdir(), "clawtool-files-e2e-")))
 afterAll(() => Fs.rmSync(work, { recursive: true, force: true }))
@@ -29,7 +29,7 @@ const host = (config: string, cwd: string, roots?: { current: ReadonlyArray<stri
         command: process.execPath,
         args: [main, "serve", "--config", config],
         cwd,
-        env: { ...getDefaultEnvironment(), CLAWTOOL_CACHE_DIR: freshCacheDir() },
+        env: { ...getDefaultEnvironment(), ...tempDirEnv, CLAWTOOL_CACHE_DIR: freshCacheDir() },
         stderr: "pipe"
       })
       const client = new Client(

@@ -6,7 +6,7 @@ import { Effect } from "effect"
 import * as fs from "node:fs"
 import * as net from "node:net"
 import * as path from "node:path"
-import { ensureBuilt, freshCacheDir, main, writeConfig } from "../lib/cli.js"
+import { ensureBuilt, freshCacheDir, main, tempDirEnv, writeConfig } from "../lib/cli.js"
 import { spawn } from "node:child_process"
 import { root, tempDir } from "../lib/sources.js"
 import { SourceOAuthProvider } from "../../src/services/OAuth/Provider.js"
@@ -24,7 +24,13 @@ const cli = (args: ReadonlyArray<string>, env: Record<string, string> = {}) =>
   Effect.async<{ code: number | null; stdout: string; stderr: string }>((resume) => {
     const child = spawn(process.execPath, [main, ...args], {
       cwd: root,
-      env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", CLAWTOOL_CACHE_DIR: freshCacheDir(), ...env }
+      env: {
+        PATH: process.env.PATH ?? "",
+        HOME: process.env.HOME ?? "",
+        ...tempDirEnv,
+        CLAWTOOL_CACHE_DIR: freshCacheDir(),
+        ...env
+      }
     })
     let stdout = ""
     let stderr = ""
@@ -50,7 +56,7 @@ const serveWith = (config: string, env: Record<string, string>) =>
         command: process.execPath,
         args: [main, "serve", "--config", config],
         cwd: root,
-        env: { ...getDefaultEnvironment(), CLAWTOOL_CACHE_DIR: freshCacheDir(), ...env },
+        env: { ...getDefaultEnvironment(), ...tempDirEnv, CLAWTOOL_CACHE_DIR: freshCacheDir(), ...env },
         stderr: "pipe"
       })
       const client = new Client({ name: "e2e-host", version: "1.0.0" })

@@ -10,7 +10,7 @@ import {
 } from "@modelcontextprotocol/sdk/types.js"
 import { Context, Effect, Layer } from "effect"
 import * as z from "zod"
-import { ensureBuilt, exitOf, freshCacheDir, main, runCli, spawnServe, writeConfig } from "../lib/cli.js"
+import { ensureBuilt, exitOf, freshCacheDir, main, runCli, spawnServe, tempDirEnv, writeConfig } from "../lib/cli.js"
 import { eventually, everything, pollUntil, root, stubCommand } from "../lib/sources.js"
 
 /**
@@ -55,7 +55,7 @@ const hostLayer = (config: string, capabilities: Json) =>
           args: [main, "serve", "--config", config],
           cwd: root,
           // Never the user's persisted catalog (a warm entry would change what the first list shows).
-          env: { ...getDefaultEnvironment(), CLAWTOOL_CACHE_DIR: freshCacheDir() },
+          env: { ...getDefaultEnvironment(), ...tempDirEnv, CLAWTOOL_CACHE_DIR: freshCacheDir() },
           stderr: "pipe"
         })
         const client = new Client({ name: "e2e-host", version: "1.0.0" }, { capabilities })

@@ -9,7 +9,7 @@ import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
 import * as z from "zod"
-import { ensureBuilt, freshCacheDir } from "../lib/cli.js"
+import { ensureBuilt, freshCacheDir, tempDirEnv } from "../lib/cli.js"
 
 const root = Path.resolve(import.meta.dirname, "../..")
 const main = Path.join(root, "dist/main.js")
@@ -52,7 +52,7 @@ const serve = (config: string) =>
       const transport = new StdioClientTransport({
         command: process.execPath,
         args: [main, "serve", "--config", config],
-        env: { PATH: process.env.PATH ?? "", CLAWTOOL_CACHE_DIR: freshCacheDir() },
+        env: { PATH: process.env.PATH ?? "", ...tempDirEnv, CLAWTOOL_CACHE_DIR: freshCacheDir() },
         stderr: "pipe"
       })
       const client = new Client({ name: "registry-e2e", version: "1.0.0" })

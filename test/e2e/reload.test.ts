@@ -7,7 +7,7 @@ import { ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/typ
 import { Effect } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
-import { ensureBuilt, freshCacheDir, main } from "../lib/cli.js"
+import { ensureBuilt, freshCacheDir, main, tempDirEnv } from "../lib/cli.js"
 import { isAlive, pollUntil, readPid, root, stubCommand, tempDir } from "../lib/sources.js"
 
 beforeAll(ensureBuilt, 120_000)
@@ -29,7 +29,7 @@ const serve = (config: string) =>
       command: process.execPath,
       args: [main, "serve", "--config", config],
       cwd: root,
-      env: { ...getDefaultEnvironment(), CLAWTOOL_CACHE_DIR: freshCacheDir() },
+      env: { ...getDefaultEnvironment(), ...tempDirEnv, CLAWTOOL_CACHE_DIR: freshCacheDir() },
       stderr: "pipe"
     })
     const stderr: Array<string> = []

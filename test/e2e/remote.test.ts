@@ -9,7 +9,7 @@ import { execFile, spawn, type ChildProcess } from "node:child_process"
 import * as fs from "node:fs"
 import * as net from "node:net"
 import * as path from "node:path"
-import { ensureBuilt, freshCacheDir, main, runCli, serveClient, writeConfig } from "../lib/cli.js"
+import { ensureBuilt, freshCacheDir, main, runCli, serveClient, tempDirEnv, writeConfig } from "../lib/cli.js"
 import { everything, root, stubCommand, tempDir } from "../lib/sources.js"
 import { type HttpFixture, type Mode, startHttpFixture } from "../fixtures/http-server.js"
 
@@ -54,6 +54,7 @@ const runCliAsync = (args: ReadonlyArray<string>, env: Record<string, string> = 
             env: {
               PATH: process.env.PATH ?? "",
               HOME: process.env.HOME ?? "",
+              ...tempDirEnv,
               CLAWTOOL_CACHE_DIR: freshCacheDir(),
               ...env
             },

@@ -6,7 +6,7 @@ import * as fs from "node:fs"
 import * as Http from "node:http"
 import type { AddressInfo } from "node:net"
 import * as path from "node:path"
-import { ensureBuilt, freshCacheDir, main } from "../lib/cli.js"
+import { ensureBuilt, freshCacheDir, main, tempDirEnv } from "../lib/cli.js"
 import { gone, isRunning, root as projectRoot, tempDir } from "../lib/sources.js"
 
 beforeAll(ensureBuilt, 120_000)
@@ -68,6 +68,7 @@ const connect = (config: string) =>
       cwd: projectRoot,
       env: {
         ...getDefaultEnvironment(),
+        ...tempDirEnv,
         CLAWTOOL_CACHE_DIR: freshCacheDir(),
         CLAWTOOL_BRAVE_ENDPOINT: `${base}/brave/`,
         CLAWTOOL_E2E_SECRET_TOKEN: "do-not-leak-77"

@@ -5,7 +5,7 @@ import { Effect } from "effect"
 import { spawnSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
-import { ensureBuilt, main, serveClient } from "../lib/cli.js"
+import { ensureBuilt, main, serveClient, tempDirEnv } from "../lib/cli.js"
 import { pollUntil, root, stub, tempDir } from "../lib/sources.js"
 
 beforeAll(ensureBuilt, 120_000)
@@ -32,7 +32,12 @@ const runCli = (dir: string, args: ReadonlyArray<string>) => {
   const result = spawnSync(process.execPath, [main, ...args], {
     cwd: root,
     encoding: "utf8",
-    env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", CLAWTOOL_CACHE_DIR: path.join(dir, "cache") },
+    env: {
+      PATH: process.env.PATH ?? "",
+      HOME: process.env.HOME ?? "",
+      ...tempDirEnv,
+      CLAWTOOL_CACHE_DIR: path.join(dir, "cache")
+    },
     timeout: 60_000
   })
   return { code: result.status, stdout: result.stdout, stderr: result.stderr }

@@ -6,7 +6,7 @@ import { Effect } from "effect"
 import { spawnSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
-import { ensureBuilt, freshCacheDir, main, runCli, serveClient } from "../lib/cli.js"
+import { ensureBuilt, freshCacheDir, main, runCli, serveClient, tempDirEnv } from "../lib/cli.js"
 import { pollUntil, root, tempDir } from "../lib/sources.js"
 
 beforeAll(ensureBuilt, 120_000)
@@ -25,7 +25,12 @@ const healthJson = (config: string, cwd = root) => {
   const result = spawnSync(process.execPath, [main, "health", "--json", "--config", config], {
     cwd,
     encoding: "utf8",
-    env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", CLAWTOOL_CACHE_DIR: freshCacheDir() },
+    env: {
+      PATH: process.env.PATH ?? "",
+      HOME: process.env.HOME ?? "",
+      ...tempDirEnv,
+      CLAWTOOL_CACHE_DIR: freshCacheDir()
+    },
     timeout: 60_000
   })
   return { code: result.status, rows: JSON.parse(result.stdout) as ReadonlyArray<Row>, stderr: result.stderr }

@@ -10,7 +10,7 @@ import type { AddressInfo } from "node:net"
 import * as Os from "node:os"
 import * as Path from "node:path"
 import * as Version from "../../src/version.js"
-import { freshCacheDir } from "../lib/cli.js"
+import { freshCacheDir, tempDirEnv } from "../lib/cli.js"
 
 const root = Path.resolve(import.meta.dirname, "../..")
 const main = Path.join(root, "dist/main.js")
@@ -37,7 +37,7 @@ const serve = (options: { readonly env?: Record<string, string>; readonly config
       const transport = new StdioClientTransport({
         command: process.execPath,
         args: [main, "serve", "--config", file],
-        env: { PATH: process.env.PATH ?? "", CLAWTOOL_CACHE_DIR: freshCacheDir(), ...options.env },
+        env: { PATH: process.env.PATH ?? "", ...tempDirEnv, CLAWTOOL_CACHE_DIR: freshCacheDir(), ...options.env },
         stderr: "pipe"
       })
       const chunks: Array<string> = []

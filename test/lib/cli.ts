@@ -41,8 +41,11 @@ export const writeConfig = (text: string, name = "config.toml") => {
 /** A fresh, empty catalog cache folder: the CLI under test never reads or writes the user's own cache. */
 export const freshCacheDir = () => tempDir("clawtool-cache-")
 
-/** The CLI under test uses this run's temp dir, where test/lib/tempDirCheck.ts sees anything it leaves. */
-export const tempDirEnv = { TMPDIR: os.tmpdir() }
+/**
+ * The CLI under test uses this run's temp dir, where test/lib/tempDirCheck.ts sees anything it leaves, and the test
+ * file's state folder (test/lib/setup.ts): its audit log and tokens never land in the user's ~/.local/state.
+ */
+export const tempDirEnv = { TMPDIR: os.tmpdir(), CLAWTOOL_STATE_DIR: process.env.CLAWTOOL_STATE_DIR ?? "" }
 
 /** The CLI under test's environment: a fresh cache folder, this run's temp dir, then the test's own variables. */
 const cliEnv = (env: Record<string, string>) => ({

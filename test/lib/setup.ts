@@ -66,5 +66,13 @@ if (process.env.CLAWTOOL_CACHE_DIR === undefined) {
   })
 }
 
+// Likewise their state (OAuth tokens, the audit log, on by default): a temporary folder, never the user's.
+if (process.env.CLAWTOOL_STATE_DIR === undefined) {
+  process.env.CLAWTOOL_STATE_DIR = tempDir("clawtool-test-state-")
+  afterAll(() => {
+    delete process.env.CLAWTOOL_STATE_DIR
+  })
+}
+
 // Temporary folders made outside a test (test/lib/temp.ts), removed after the file's own afterAll hooks.
 afterAll(removeLeftovers)

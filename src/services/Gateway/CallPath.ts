@@ -3,7 +3,9 @@ import * as CallPlan from "../../domain/CallPlan.js"
 import { resumeOptimiser } from "../../heap.js"
 import type { Cancels } from "../../transport/Cancels.js"
 import type { StdioServerTransport } from "../../transport/StdioServerTransport.js"
+import type { AuditRecorder } from "../Audit.js"
 import type { Registry } from "../Registry.js"
+import { type Outcome, outcomeOfError, outcomeOfResult } from "../Trust/AuditLine.js"
 import { callErrorResult, unserialisable } from "./Replies.js"
 
 const reserved = () => {}
@@ -19,14 +21,41 @@ export const intercept = (options: {
   readonly registry: Registry
   readonly cancels: Cancels
   readonly untraced: boolean
+  /** The audit log's recorder for this session; undefined when `[audit]` is off. */
+  readonly audit?: AuditRecorder | undefined
 }) => {
-  const { transport, registry, cancels, untraced } = options
+  const { transport, registry, cancels, untraced, audit } = options
   const inFlight = (id: string | number) => cancels.has(id)
   const context = { untraced, inFlight }
 
   /** Never throws: a result that cannot be serialised is answered as an isError result. */
   const reply = (id: string | number, tool: string, result: unknown) =>
     transport.reply(id, result, (cause) => callErrorResult(unserialisable(tool, cause)))
+
+  /** One relayed call's audit line (stdio: no session id; untraced: no trace id). */
+  const record = (
+    recorder: AuditRecorder,
+    call: CallPlan.ToolCall,
+    started: number,
+    outcome: Outcome,
+    json: string
+  ) => {
+    const route = registry.routeNow(call.name)
+    const ended = performance.now()
+    recorder.record({
+      // The relay runs no Effect per call (ADR 009), so no Clock here: the wall clock, as the line's time only.
+      at: Date.now() - (ended - started),
+      durationMs: ended - started,
+      session: recorder.session,
+      client: recorder.client(),
+      instance: route === "core" ? "core" : route?.instance,
+      tool: route === undefined || route === "core" ? call.name : route.tool,
+      outcome,
+      arguments: call.arguments,
+      bytesOut: json === "" ? 0 : Buffer.byteLength(json),
+      traceId: undefined
+    })
+  }
 
   return (message: Record<string, unknown>): boolean => {
     if (cancels.observe(message)) return true
@@ -36,13 +65,33 @@ export const intercept = (options: {
     resumeOptimiser() // the host's first call ends the start-up (src/heap.ts)
     // Reserved before relayCall, so the id counts as in flight even if the answer came back at once.
     cancels.set(id, reserved)
+    const started = audit === undefined ? 0 : performance.now()
     const cancel = registry.relayCall(call.name, { arguments: call.arguments, _meta: call.meta }, (outcome) => {
-      if (cancels.delete(id)) {
-        reply(id, call.name, Either.isRight(outcome) ? outcome.right : callErrorResult(outcome.left))
+      if (!cancels.delete(id)) return
+      const answered = Either.isRight(outcome) ? outcome.right : callErrorResult(outcome.left)
+      const json = reply(id, call.name, answered)
+      if (audit !== undefined) {
+        record(
+          audit,
+          call,
+          started,
+          Either.isRight(outcome) ? outcomeOfResult(answered) : outcomeOfError(outcome.left),
+          json
+        )
       }
     })
     if (cancel === undefined) cancels.delete(id)
-    else if (cancels.has(id)) cancels.set(id, cancel)
+    else if (cancels.has(id)) {
+      cancels.set(
+        id,
+        audit === undefined
+          ? cancel
+          : () => {
+              cancel()
+              record(audit, call, started, "cancelled", "")
+            }
+      )
+    }
     return cancel !== undefined
   }
 }

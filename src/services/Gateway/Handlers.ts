@@ -1,4 +1,4 @@
-import { Effect, Either, Option } from "effect"
+import { Clock, Effect, Either, Exit, Option } from "effect"
 import * as CallPlan from "../../domain/CallPlan.js"
 import type { Progress } from "../../domain/Connection.js"
 import type { JsonObject } from "../../domain/Mcp.js"
@@ -10,9 +10,12 @@ import type { ForwardOptions } from "../Registry/Forward.js"
 import * as SurfaceRoutes from "../Registry/Surface.js"
 import type { Surface } from "../Registry/Surface.js"
 import type { Registry } from "../Registry.js"
-import type { Tracing } from "../Tracing.js"
+import type { CallError } from "../../domain/Errors.js"
+import type { AuditRecorder } from "../Audit.js"
+import type { TraceContext, Tracing } from "../Tracing.js"
+import { outcomeOfError, outcomeOfResult } from "../Trust/AuditLine.js"
 import { confirmed } from "./Confirmation.js"
-import { callErrorResult, invalidParams, serialisable, serialised, unserialisable } from "./Replies.js"
+import { callErrorResult, invalidParams, serialise, unserialisable } from "./Replies.js"
 
 /** What a request's handler gets besides its params. */
 export interface RequestContext {
@@ -30,6 +33,63 @@ export interface Services {
   readonly tracing: Tracing
   /** Known secrets replaced in text clawtool itself writes for the host before cutting it (a confirmation's arguments). */
   readonly redact: (text: string) => string
+}
+
+/** What one SDK-path call tells its audit line besides its exit. */
+interface Seen {
+  /** The CallError the answered result stands for (its reason is the outcome: denied, quarantined, timeout, error). */
+  failure: CallError | undefined
+  traceId: string | undefined
+  /** The answered result and its JSON. */
+  result: unknown
+  json: string
+}
+
+const traceIdPattern = /^[0-9a-f]{32}$/
+
+/** The call's trace id: the host's trace context's, else the span tracing made (none: a call without spans). */
+const traceOf = (seen: Seen, context: Option.Option<TraceContext>) =>
+  Option.isSome(context)
+    ? Effect.sync(() => void (seen.traceId = context.value.traceId))
+    : Effect.map(Effect.option(Effect.currentSpan), (span) => {
+        if (Option.isSome(span) && traceIdPattern.test(span.value.traceId)) seen.traceId = span.value.traceId
+      })
+
+/** Records the call's audit line when it ends: answered (its result or CallError), failed, or cancelled by the host. */
+const auditCall = <A, E>(
+  audit: AuditRecorder,
+  registry: Registry,
+  wire: string,
+  args: JsonObject | undefined,
+  seen: Seen,
+  effect: Effect.Effect<A, E>
+) => {
+  const started = performance.now()
+  return Effect.flatMap(Clock.currentTimeMillis, (at) =>
+    Effect.onExit(effect, (exit) =>
+      Effect.sync(() => {
+        const route = registry.routeNow(wire)
+        audit.record({
+          at,
+          durationMs: performance.now() - started,
+          session: audit.session,
+          client: audit.client(),
+          instance: route === "core" ? "core" : route?.instance,
+          tool: route === undefined || route === "core" ? wire : route.tool,
+          outcome: Exit.isSuccess(exit)
+            ? seen.failure === undefined
+              ? outcomeOfResult(seen.result)
+              : outcomeOfError(seen.failure)
+            : Exit.isInterrupted(exit)
+              ? "cancelled"
+              : "error",
+          arguments: args,
+          bytesOut: Exit.isSuccess(exit) ? Buffer.byteLength(seen.json) : 0,
+          traceId: seen.traceId
+        })
+      })
+    )
+  )
 }
 
 /** The params without the host's progressToken (the SDK adds its own downstream); an emptied `_meta` goes too. */
@@ -56,7 +116,9 @@ const progressFor = (meta: JsonObject | undefined, context: RequestContext) => {
 export const handlers = (
   { registry, tracing, redact }: Services,
   session: SessionView,
-  spliced: boolean
+  spliced: boolean,
+  /** The audit log's recorder for this session; undefined when `[audit]` is off. */
+  audit?: AuditRecorder
 ): Readonly<Record<string, Handler>> => {
   const forwardTo = registry.forward
 
@@ -78,6 +140,9 @@ export const handlers = (
     // each progress notification goes back under the host's token.
     const { progressToken: _token, ...forwardedMeta } = meta ?? {}
     const onProgress = progressFor(meta, context)
+    // What the audit learns on the way (only with [audit] on): the CallError a result stands for, the trace.
+    const seen: Seen = { failure: undefined, traceId: undefined, result: undefined, json: "" }
+    const traceContext = tracing.extract(meta)
     // The server span wraps the whole call; the child gets the client span's traceparent merged into the
     // host's _meta, and the result's _meta.traceparent names clawtool's server span (SEP-414).
     const call = Effect.flatMap(registry.routeOf(name), (route) =>
@@ -85,10 +150,19 @@ export const handlers = (
         wire: name,
         route,
         requestId: context.requestId,
-        context: tracing.extract(meta),
+        context: traceContext,
         meta: meta === undefined ? undefined : forwardedMeta,
-        call: (_meta) => registry.call(name, { arguments: args, _meta, task }, { onProgress }),
-        recover: callErrorResult
+        call: (_meta) => {
+          const called = registry.call(name, { arguments: args, _meta, task }, { onProgress })
+          return audit === undefined ? called : Effect.zipRight(traceOf(seen, traceContext), called)
+        },
+        recover:
+          audit === undefined
+            ? callErrorResult
+            : (error) => {
+                seen.failure = error
+                return callErrorResult(error)
+              }
       })
     )
     // Counted in flight on its child (the child's reverse requests are routed by it), run as this session's: clawtool's
@@ -103,16 +177,23 @@ export const handlers = (
       Option.isNone(confirmation)
         ? running
         : Effect.matchEffect(confirmed(session, name, args, confirmation.value, redact), {
-            onFailure: (denied) => Effect.succeed(callErrorResult(denied)),
+            onFailure: (denied) => {
+              seen.failure = denied // the audit records it as denied, not as an error result
+              return Effect.succeed(callErrorResult(denied))
+            },
             onSuccess: () => running
           })
     )
     // Serialised here, where a result too deep for the stack can still be answered (as on the relay).
-    const answer = (result: unknown) =>
-      spliced
-        ? serialised(result, (cause) => callErrorResult(unserialisable(name, cause)))
-        : serialisable(result, (cause) => callErrorResult(unserialisable(name, cause)))
-    if (task === undefined) return Effect.map(counted, answer)
+    const answer = (result: unknown) => {
+      const { value, json } = serialise(result, (cause) => callErrorResult(unserialisable(name, cause)))
+      seen.result = value
+      seen.json = json
+      return spliced ? rawResult(json) : value
+    }
+    const audited = <A, E>(effect: Effect.Effect<A, E>) =>
+      audit === undefined ? effect : auditCall(audit, registry, name, args, seen, effect)
+    if (task === undefined) return audited(Effect.map(counted, answer))
     // A task-augmented call needs a child that declared task support: a JSON-RPC error otherwise, since the
     // host expects a CreateTaskResult, not a tool result.
     const checked = Effect.gen(function* () {
@@ -134,7 +215,7 @@ export const handlers = (
         ? session.ownTask(route.right.instance, route.right.taskId)
         : Effect.void
     })
-    return Effect.zipRight(checked, Effect.map(owned, answer))
+    return audited(Effect.zipRight(checked, Effect.map(owned, answer)))
   }
 
   /**

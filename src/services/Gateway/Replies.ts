@@ -2,7 +2,6 @@ import { CallError } from "../../domain/Errors.js"
 import { errorResult, type CallToolResult } from "../../domain/Mcp.js"
 import { RpcCode, RpcError } from "../../domain/Surface.js"
 import { mcpErrorText } from "../../transport/SdkShape.js"
-import { rawResult } from "../../transport/StdioServerTransport.js"
 
 /** How the Gateway answers: tool results, JSON-RPC errors, and results as JSON text that never throws. */
 
@@ -37,23 +36,17 @@ export const unserialisable = (tool: string, cause: unknown) =>
   })
 
 /**
- * The result as JSON text the transport splices in (so it is stringified once, here, where a failure can still be
- * answered): a value that cannot be serialised is answered with `fallback` instead of leaving the host without reply.
+ * The result to answer and its JSON, stringified once: a value that cannot be serialised is answered with `fallback`
+ * instead (spliced in by clawtool's stdio transport, ADR 009; the HTTP transport serialises the object itself).
  */
-export const serialised = (result: unknown, fallback: (cause: unknown) => unknown): Record<string, never> => {
+export const serialise = (
+  result: unknown,
+  fallback: (cause: unknown) => unknown
+): { readonly value: unknown; readonly json: string } => {
   try {
-    return rawResult(JSON.stringify(result))
+    return { value: result, json: JSON.stringify(result) }
   } catch (cause) {
-    return rawResult(JSON.stringify(fallback(cause)))
-  }
-}
-
-/** The same check for a transport that serialises objects itself (HTTP): the result, or `fallback` if it cannot be. */
-export const serialisable = (result: unknown, fallback: (cause: unknown) => unknown): unknown => {
-  try {
-    JSON.stringify(result)
-    return result
-  } catch (cause) {
-    return fallback(cause)
+    const value = fallback(cause)
+    return { value, json: JSON.stringify(value) }
   }
 }

@@ -1,0 +1,144 @@
+import { Clock, Effect, Fiber, Queue, type Scope } from "effect"
+import * as Path from "node:path"
+import type { AuditConfig } from "../domain/Config/Trust.js"
+import { auditRow, type HealthRow } from "../domain/Health.js"
+import { stateDir } from "../paths.js"
+import { Config, type Env, ProcessEnv } from "./Config.js"
+import { Redaction } from "./Redaction.js"
+import * as AuditFile from "./Trust/AuditFile.js"
+import { type AuditCall, droppedLine, format, type Redactor } from "./Trust/AuditLine.js"
+
+/** `[audit] path`, relative to the config file's folder; default `audit.jsonl` in the state folder. */
+export const auditPath = (settings: AuditConfig, configFile: string, env: Env): string =>
+  settings.path === undefined
+    ? Path.join(stateDir(env), "audit.jsonl")
+    : Path.resolve(Path.dirname(configFile), settings.path)
+
+/** What one host session's call paths record with: the session's own fields, and the offer. */
+export interface AuditRecorder {
+  /** The daemon's session id; undefined on stdio. */
+  readonly session: string | undefined
+  /** The host's clientInfo.name, once it initialized. */
+  readonly client: () => string | undefined
+  /** A synchronous, non-blocking offer: when the queue is full the line is dropped and counted. */
+  readonly record: (call: AuditCall) => void
+}
+
+/** Lines waiting for the writer; past this, lines are dropped (and counted), never waited for. */
+export const defaultCapacity = 4096
+/** Lines the writer takes per write. */
+const batchSize = 256
+
+/** The running audit. */
+export interface AuditLog {
+  readonly enabled: boolean
+  /** What one session records with (session: the daemon's id; client: its initialize clientInfo.name); none when off. */
+  readonly recorder: (session: string | undefined, client: () => string | undefined) => AuditRecorder | undefined
+  /** The audit's Health row while something is wrong (not written, lines dropped); none otherwise. */
+  readonly health: Effect.Effect<ReadonlyArray<HealthRow>>
+  /** Lines dropped so far because the queue was full. */
+  readonly dropped: () => number
+}
+
+export interface AuditOptions {
+  readonly settings: AuditConfig
+  readonly file: string
+  /** Where lines go: the rotating file, or a test's sink. */
+  readonly sink: Pick<AuditFile.AuditFile, "append"> & Partial<Pick<AuditFile.AuditFile, "close">>
+  readonly redact: Redactor | undefined
+  readonly capacity?: number
+}
+
+const describe = (cause: unknown) => {
+  const error = cause instanceof Error && cause.cause instanceof Error ? cause.cause : cause
+  return error instanceof Error ? error.message : String(error)
+}
+
+/**
+ * The audit log's queue and writer (scoped): `recorder` hands each session a synchronous offer, one writer fiber turns
+ * what is queued into lines and appends them in batches. Nothing on a call's path waits for the file: a full queue
+ * drops the line and counts it (a `{"dropped": N}` line follows once there is room, and Health shows the count); a
+ * file that cannot be written is warned about once and shown in Health, and calls go on. Lines still queued at
+ * shutdown are written before the file closes.
+ */
+export const make = Effect.fn("Audit.make")(function* (
+  options: AuditOptions
+): Effect.fn.Return<AuditLog, never, Scope.Scope> {
+  const { settings, file, sink, redact } = options
+  if (!settings.enabled) {
+    return { enabled: false, recorder: () => undefined, health: Effect.succeed([]), dropped: () => 0 }
+  }
+  if (settings.args === "redacted" && redact === undefined) {
+    yield* Effect.logWarning(
+      `audit: args = "redacted" needs [trust] redact_secrets = true; writing the arguments' hash only`
+    )
+  }
+  const queue = yield* Queue.dropping<AuditCall>(options.capacity ?? defaultCapacity)
+  let dropped = 0
+  let reported = 0
+  let problem: string | undefined
+  let warned = false
+
+  const record = (call: AuditCall) => {
+    if (!queue.unsafeOffer(call)) dropped++
+  }
+
+  const write = (batch: Iterable<AuditCall>) =>
+    Effect.gen(function* () {
+      let text = ""
+      for (const call of batch) text += format(call, settings.args, redact) + "\n"
+      const lost = dropped - reported
+      if (lost > 0) text += droppedLine(yield* Clock.currentTimeMillis, lost) + "\n"
+      if (text === "") return
+      const written = yield* Effect.either(Effect.tryPromise(() => sink.append(text)))
+      if (written._tag === "Right") {
+        reported += lost
+        problem = undefined
+        return
+      }
+      problem = describe(written.left)
+      if (warned) return
+      warned = true
+      yield* Effect.logWarning(`audit: cannot write ${file} (${problem}); calls go on without being audited`)
+    }).pipe(Effect.uninterruptible)
+
+  const writer = yield* Effect.forkScoped(Effect.forever(Effect.flatMap(Queue.takeBetween(queue, 1, batchSize), write)))
+  // Disconnected: a write that hangs (a stalled disk) cannot hold the shutdown past the timeout.
+  yield* Effect.addFinalizer(() =>
+    Effect.gen(function* () {
+      yield* Fiber.interrupt(writer)
+      yield* write(yield* Queue.takeAll(queue))
+      if (sink.close !== undefined) yield* Effect.promise(sink.close)
+    }).pipe(Effect.disconnect, Effect.timeout("2 seconds"), Effect.ignore)
+  )
+
+  const health = Effect.sync((): ReadonlyArray<HealthRow> => {
+    if (problem !== undefined) return [auditRow(file, "down", `not written: ${problem}`)]
+    if (dropped > 0) return [auditRow(file, "running", `${dropped} lines dropped: the queue was full`)]
+    return []
+  })
+
+  return { enabled: true, recorder: (session, client) => ({ session, client, record }), health, dropped: () => dropped }
+})
+
+/**
+ * `[audit]` (issue 25, docs/decisions/029): one JSON line per tools/call, on both call paths (the stdio relay and the
+ * SDK path), written off the call's path to the file `path` names, rotated at `max_bytes` keeping `keep` files.
+ */
+export class Audit extends Effect.Service<Audit>()("clawtool/Audit", {
+  dependencies: [Config.Default, Redaction.Default],
+  scoped: Effect.gen(function* () {
+    const { config, path } = yield* Config
+    const redaction = yield* Redaction
+    const settings = config.audit
+    const file = auditPath(settings, path, yield* ProcessEnv)
+    return yield* make({
+      settings,
+      file,
+      sink: AuditFile.open(file, { maxBytes: settings.max_bytes, keep: settings.keep }),
+      // `args = "redacted"`: the known secrets the host never sees (read per line: learned tokens replace the redactor).
+      // With `[trust] redact_secrets = false` there is none, and only the arguments' hash is written.
+      redact: config.trust.redact_secrets ? (text) => redaction.current().text(text) : undefined
+    })
+  })
+}) {}

@@ -1,0 +1,110 @@
+// One audit line (issue 25, [audit]): each outcome from what ended the call (trust's Denied and Quarantined, call_timeout,
+// other CallErrors, isError results), the arguments as their hash, redacted or full, and the line read back with
+// `clawtool audit`'s selectors.
+import { assert, describe, it } from "@effect/vitest"
+import { assertLeft, assertRight } from "@effect/vitest/utils"
+import { Either } from "effect"
+import { createHash } from "node:crypto"
+import { CallError } from "../../src/domain/Errors.js"
+import * as AuditLine from "../../src/services/Trust/AuditLine.js"
+
+const failed = (reason: CallError["reason"]) => new CallError({ tool: "gh.delete_repo", reason, detail: "why" })
+
+const call: AuditLine.AuditCall = {
+  at: Date.UTC(2026, 0, 2, 3, 4, 5, 6),
+  durationMs: 12.3456,
+  session: "s-1",
+  client: "claude-code",
+  instance: "gh",
+  tool: "delete_repo",
+  outcome: "denied",
+  arguments: { repo: "me/x", token: "ghp_secretsecret", force: true },
+  bytesOut: 42,
+  traceId: undefined
+}
+
+describe("AuditLine", () => {
+  it("outcomes: Denied, Quarantined and Timeout by their reason; any other CallError and an isError result are errors", () => {
+    assert.strictEqual(AuditLine.outcomeOfError(failed("Denied")), "denied")
+    assert.strictEqual(AuditLine.outcomeOfError(failed("Quarantined")), "quarantined")
+    assert.strictEqual(AuditLine.outcomeOfError(failed("Timeout")), "timeout")
+    for (const reason of ["Child", "Transport", "NotRunning", "NoSuchTool", "InvalidArguments"] as const) {
+      assert.strictEqual(AuditLine.outcomeOfError(failed(reason)), "error", reason)
+    }
+    assert.strictEqual(AuditLine.outcomeOfResult({ content: [], isError: true }), "error")
+    assert.strictEqual(AuditLine.outcomeOfResult({ content: [] }), "ok")
+    assert.strictEqual(AuditLine.outcomeOfResult({ content: [], isError: false }), "ok")
+  })
+
+  it('args = "none": the SHA-256 of the canonical arguments (key order does not matter), never the arguments', () => {
+    const line = JSON.parse(AuditLine.format(call, "none", (text) => text.replaceAll("ghp_secretsecret", "[R]")))
+    const canonical = '{"force":true,"repo":"me/x","token":"ghp_secretsecret"}'
+    assert.deepStrictEqual(line, {
+      time: "2026-01-02T03:04:05.006Z",
+      session: "s-1",
+      client: "claude-code",
+      instance: "gh",
+      tool: "delete_repo",
+      outcome: "denied",
+      duration_ms: 12.35,
+      bytes_in: canonical.length,
+      bytes_out: 42,
+      args_sha256: createHash("sha256").update(canonical).digest("hex")
+    })
+    const reordered = { ...call, arguments: { token: "ghp_secretsecret", force: true, repo: "me/x" } }
+    assert.strictEqual(JSON.parse(AuditLine.format(reordered, "none", undefined)).args_sha256, line.args_sha256)
+  })
+
+  it('args = "redacted" writes the arguments through the redactor; without one, the hash only; "full" as sent', () => {
+    const redact = (text: string) => text.replaceAll("ghp_secretsecret", "[REDACTED:GH_TOKEN]")
+    const redacted = JSON.parse(AuditLine.format(call, "redacted", redact))
+    assert.deepStrictEqual(redacted.args, { force: true, repo: "me/x", token: "[REDACTED:GH_TOKEN]" })
+    assert.isUndefined(redacted.args_sha256)
+    const noRedactor = JSON.parse(AuditLine.format(call, "redacted", undefined))
+    assert.isUndefined(noRedactor.args)
+    assert.isString(noRedactor.args_sha256)
+    assert.deepStrictEqual(JSON.parse(AuditLine.format(call, "full", undefined)).args, call.arguments)
+  })
+
+  it("absent fields are left out; control characters in a name cannot break or forge a line", () => {
+    const text = AuditLine.format(
+      { ...call, session: undefined, client: undefined, instance: undefined, tool: 'x\n{"tool":"forged"}\u001b[2J' },
+      "none",
+      undefined
+    )
+    assert.notInclude(text, "\n")
+    const line = JSON.parse(text)
+    assert.strictEqual(line.tool, 'x\n{"tool":"forged"}\u001b[2J')
+    assert.notProperty(line, "session")
+    assert.notProperty(line, "client")
+    assert.notProperty(line, "instance")
+    assert.strictEqual(line.bytes_in, Buffer.byteLength('{"force":true,"repo":"me/x","token":"ghp_secretsecret"}'))
+  })
+
+  it("parse: a line written reads back; a dropped line too; anything else is not an audit line", () => {
+    const entry = AuditLine.parse(AuditLine.format(call, "none", undefined))
+    assertRight(
+      Either.map(entry, (line) => !AuditLine.isDropped(line) && line.outcome),
+      "denied"
+    )
+    const dropped = AuditLine.parse(AuditLine.droppedLine(0, 7))
+    assertRight(
+      Either.map(dropped, (line) => AuditLine.isDropped(line) && line.dropped),
+      7
+    )
+    assertLeft(AuditLine.parse("{not json"), "not an audit line")
+    assertLeft(AuditLine.parse('{"time":"x","tool":"t","outcome":"maybe"}'), "not an audit line")
+  })
+
+  it("selectors: <instance>.<tool>, <instance>.*, a core tool's name", () => {
+    const entry = Either.getOrThrow(AuditLine.parse(AuditLine.format(call, "none", undefined))) as AuditLine.Entry
+    assert.isTrue(AuditLine.matches("gh.delete_repo", entry))
+    assert.isTrue(AuditLine.matches("gh.*", entry))
+    assert.isFalse(AuditLine.matches("gh.create_issue", entry))
+    assert.isFalse(AuditLine.matches("ghx.*", entry))
+    assert.isFalse(AuditLine.matches("delete_repo", entry))
+    const core = { ...entry, instance: "core", tool: "Bash" }
+    assert.isTrue(AuditLine.matches("Bash", core))
+    assert.isFalse(AuditLine.matches("core.Bash", core))
+  })
+})
