@@ -8,6 +8,7 @@ import { health } from "./cli/commands/health.js"
 import { serve } from "./cli/commands/serve.js"
 import { source } from "./cli/commands/source.js"
 import { tools } from "./cli/commands/tools.js"
+import { trust } from "./cli/commands/trust.js"
 import { withHelpText } from "./cli/HelpText.js"
 import { ExitStatus } from "./cli/Shared.js"
 import * as Version from "./version.js"
@@ -16,7 +17,7 @@ export { ExitStatus } from "./cli/Shared.js"
 
 const root = Command.make("clawtool").pipe(
   Command.withDescription("One MCP server for all your MCP servers: spawns, supervises and serves configured sources."),
-  Command.withSubcommands([serve, connect, health, source, tools, cache, auth])
+  Command.withSubcommands([serve, connect, health, source, tools, cache, auth, trust])
 )
 
 /** One example per command, shown under EXAMPLE in its --help (keyed by the command path). */
@@ -42,7 +43,11 @@ const examples: Record<string, string> = {
   "auth login": "clawtool auth login linear",
   "auth status": "clawtool auth status --json",
   "auth logout": "clawtool auth logout linear",
-  "cache clear": "clawtool cache clear"
+  "cache clear": "clawtool cache clear",
+  trust: "clawtool trust status",
+  "trust status": "clawtool trust status --json",
+  "trust diff": "clawtool trust diff github.search_issues",
+  "trust approve": "clawtool trust approve github.search_issues"
 }
 
 const cliApp = Command.run(root, { name: "clawtool", version: Version.version })

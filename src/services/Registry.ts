@@ -1,12 +1,14 @@
-import { Deferred, Duration, Effect, Either, MutableRef, Option, Runtime } from "effect"
+import { Deferred, Duration, Effect, Either, MutableRef, Option, Runtime, Stream } from "effect"
 import * as CallPlan from "../domain/CallPlan.js"
 import type { ClawtoolConfig } from "../domain/Config.js"
 import type { CallOptions } from "../domain/Connection.js"
 import { CallError } from "../domain/Errors.js"
+import { HealthRow } from "../domain/Health.js"
 import type { CallToolRequest, CallToolResult, JsonObject, Tool } from "../domain/Mcp.js"
 import { type CatalogView, CurrentToolProvider } from "../domain/ToolProvider.js"
 import { prefixOf } from "../domain/Config.js"
 import { Config } from "./Config.js"
+import { Pins } from "./Pins.js"
 import * as Catalogs from "./Registry/Catalog.js"
 import * as Forward from "./Registry/Forward.js"
 import * as Surface from "./Registry/Surface.js"
@@ -46,6 +48,8 @@ interface Derived {
     | {
         readonly input: ReadonlyArray<InstanceTools>
         readonly config: ClawtoolConfig
+        /** The pins' verdicts on that input (a new object when an approval or a re-read changed them). */
+        readonly trust: unknown
         readonly catalog: Catalog
       }
     | undefined
@@ -63,9 +67,11 @@ interface Derived {
  * provider contract (domain/ToolProvider.ts; CoreTools.Provider in the app's layers).
  */
 export class Registry extends Effect.Service<Registry>()("clawtool/Registry", {
-  dependencies: [Sources.Default, Config.Default],
+  dependencies: [Sources.Default, Config.Default, Pins.Default],
   effect: Effect.gen(function* () {
     const sources = yield* Sources
+    // Optional so tests of the Registry alone need none; the app's graph always has it (the dependency above).
+    const pins = Option.getOrElse(yield* Effect.serviceOption(Pins), () => Pins.Off)
     const { config, live } = yield* Config
     const provider = yield* CurrentToolProvider
     const manifest = provider.listing
@@ -102,13 +108,17 @@ export class Registry extends Effect.Service<Registry>()("clawtool/Registry", {
       route: (wire) => currentPrefixes().route(wire)
     }
 
-    // The catalog is rebuilt only when some instance's tool list or the config (a reload, ADR 016) changed; the search
-    // index only when the hash did. Tool rules, name_budget and hints come from the live config: no child restarts.
+    // The catalog is rebuilt only when some instance's tool list, the config (a reload, ADR 016) or the pins' verdicts
+    // (issue 25: judged here, synchronously, so no listing is ever served unjudged) changed; the search index only when
+    // the hash did. Tool rules, name_budget and hints come from the live config: no child restarts.
     const catalogNow = (): Catalog => {
       const input = sources.catalogNow()
       const current = live.get()
+      const trust = pins.judge(input)
       const built = MutableRef.get(derived).catalog
-      if (built !== undefined && built.config === current && sameInput(built.input, input)) return built.catalog
+      if (built !== undefined && built.config === current && built.trust === trust && sameInput(built.input, input)) {
+        return built.catalog
+      }
       const next = Catalogs.build({
         mode: current.catalog,
         manifest,
@@ -116,9 +126,10 @@ export class Registry extends Effect.Service<Registry>()("clawtool/Registry", {
         toolConfig: current.tools,
         budget: current.name_budget,
         coreDisabled,
-        prefixes
+        prefixes,
+        trust: trust.byInstance
       })
-      keep({ catalog: { input, config: current, catalog: next } })
+      keep({ catalog: { input, config: current, trust, catalog: next } })
       return next
     }
     const catalog: Effect.Effect<Catalog> = Effect.sync(catalogNow)
@@ -136,8 +147,23 @@ export class Registry extends Effect.Service<Registry>()("clawtool/Registry", {
         return { hash: current.hash, hits: index.search(query, limit) }
       }).pipe(Effect.withSpan("Registry.search", { attributes: { "clawtool.search.limit": limit } }))
 
+    /**
+     * Each source's health with its quarantined tools counted, and a row for the lock file while the pins in effect
+     * are not what it holds (not writable, or a re-read rejected).
+     */
+    const health = Effect.gen(function* () {
+      const rows = yield* sources.health
+      yield* catalog
+      const state = yield* pins.state
+      const counted = rows.map((row) => {
+        const quarantined = state.quarantined.get(row.name) ?? 0
+        return quarantined === 0 || row.kind !== "source" ? row : new HealthRow({ ...row, quarantined })
+      })
+      return state.problem === undefined ? counted : [...counted, lockFileRow(state.file, state.problem)]
+    })
+
     /** What the provider's tools (ToolSearch, SourceHealth) read of the catalog. */
-    const view: CatalogView = { catalog, health: sources.health, search }
+    const view: CatalogView = { catalog, health, search }
 
     // Resources, templates and prompts of the running children, rebuilt only when one child's surface changed.
     const surface: Effect.Effect<Surface.Surface> = Effect.gen(function* () {
@@ -190,6 +216,13 @@ export class Registry extends Effect.Service<Registry>()("clawtool/Registry", {
     const unroutable = (wire: string, current: Catalog) =>
       Effect.gen(function* () {
         const entry = current.entries.find((candidate) => candidate.wire === wire && !candidate.listed)
+        if (entry !== undefined && entry.status === "quarantined") {
+          return yield* new CallError({
+            tool: wire,
+            reason: "Quarantined",
+            detail: `"${wire}" is quarantined: ${entry.rule}`
+          })
+        }
         if (entry !== undefined) {
           return yield* new CallError({
             tool: wire,
@@ -351,9 +384,26 @@ export class Registry extends Effect.Service<Registry>()("clawtool/Registry", {
       /** The full catalog: listed tools, every entry with its rule, collisions, hash and routes. */
       catalog,
       search,
-      health: sources.health,
-      changes: sources.changes,
+      health,
+      /** The pins (issue 25): `tools list`'s TRUST column, the lock file's state. */
+      pins,
+      changes: Stream.merge(sources.changes, pins.changes),
       awaitSettled: sources.awaitSettled
     } as const
   })
 }) {}
+
+/** The lock file's row in Health while its pins are not in effect as written (issue 25). */
+const lockFileRow = (file: string, problem: string): HealthRow =>
+  new HealthRow({
+    kind: "config",
+    name: "pins",
+    status: "down",
+    reason: problem,
+    toolCount: 0,
+    package: file,
+    pid: null,
+    startedAt: null,
+    startupMs: null,
+    stderrTail: []
+  })

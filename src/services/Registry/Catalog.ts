@@ -1,5 +1,6 @@
 import type { ToolConfig } from "../../domain/Config.js"
 import type { Tool } from "../../domain/Mcp.js"
+import type { InstanceVerdicts } from "../Trust/Pins.js"
 import { alwaysLoadSet, type ToolListing, usageHints } from "../../domain/ToolProvider.js"
 import * as CallTool from "./CallTool.js"
 import type { Catalog, CatalogEntry, CatalogMode, HostView, InstanceTools, Route } from "./CatalogTypes.js"
@@ -22,6 +23,8 @@ export interface CatalogInput {
   readonly coreDisabled?: ReadonlyMap<string, string>
   /** Each instance's wire-name prefix (`prefix` in its source table); default: the instance name. */
   readonly prefixes?: NameBudget.Prefixes
+  /** The pins' verdicts per instance (issue 25): held tools are not listed and claim no name. */
+  readonly trust?: ReadonlyMap<string, InstanceVerdicts> | undefined
 }
 
 export const selector = (instance: string, tool: string) => `${instance}.${tool}`
@@ -39,6 +42,9 @@ interface Candidate {
   readonly hint: string | undefined
   /** A core tool switched off: the rule that did it. */
   readonly disabledBy?: string | undefined
+  /** A source tool held back by its pins (quarantined): why, with the commands that show and approve it. */
+  readonly heldBy?: string | undefined
+  readonly trust?: string | undefined
 }
 
 /** One tool as tools/list sends it (wire name, hint, alwaysLoad, canonical key order) and its JSON. */
@@ -75,6 +81,7 @@ interface InstancePart {
   readonly budget: number
   readonly prefix: string
   readonly configured: ReadonlyMap<string, ToolConfig> | undefined
+  readonly verdicts: InstanceVerdicts | undefined
   readonly candidates: ReadonlyArray<Candidate>
   readonly claims: ReadonlyArray<NameBudget.Claim<Candidate>>
   /** Its claims resolved among themselves, computed when first needed. */
@@ -156,13 +163,16 @@ const claimOf = (candidate: Candidate): NameBudget.Claim<Candidate> => ({
   value: candidate
 })
 const isEnabled = (candidate: Candidate) => candidate.disabledBy === undefined && (candidate.config?.enabled ?? true)
+/** Enabled and not held by its pins: it claims its wire name. */
+const isClaiming = (candidate: Candidate) => candidate.heldBy === undefined && isEnabled(candidate)
 
 const instancePart = (
   instance: string,
   tools: ReadonlyArray<Tool>,
   budget: number,
   configured: ReadonlyMap<string, ToolConfig> | undefined,
-  prefix: string
+  prefix: string,
+  verdicts: InstanceVerdicts | undefined
 ): InstancePart => {
   const cached = instanceParts.get(tools)
   if (
@@ -170,7 +180,8 @@ const instancePart = (
     cached.instance === instance &&
     cached.budget === budget &&
     cached.prefix === prefix &&
-    cached.configured === configured
+    cached.configured === configured &&
+    cached.verdicts === verdicts
   ) {
     return cached
   }
@@ -186,7 +197,9 @@ const instancePart = (
       memo,
       config,
       alwaysLoad: config?.always_load ?? false,
-      hint: config?.usage_hint
+      hint: config?.usage_hint,
+      heldBy: verdicts?.held.get(tool.name),
+      trust: verdicts?.marks.get(tool.name)
     }
   })
   const part: InstancePart = {
@@ -194,8 +207,9 @@ const instancePart = (
     budget,
     prefix,
     configured,
+    verdicts,
     candidates,
-    claims: candidates.filter(isEnabled).map(claimOf),
+    claims: candidates.filter(isClaiming).map(claimOf),
     resolved: undefined
   }
   instanceParts.set(tools, part)
@@ -246,7 +260,8 @@ export const build = (input: CatalogInput): Catalog => {
       tools,
       input.budget,
       configs.get(instance),
-      (input.prefixes ?? NameBudget.ownPrefixes).of(instance)
+      (input.prefixes ?? NameBudget.ownPrefixes).of(instance),
+      input.trust?.get(instance)
     )
   )
 
@@ -298,8 +313,18 @@ export const build = (input: CatalogInput): Catalog => {
           original: candidate.original,
           shaping: candidate.shaping,
           listed: winner,
-          status: winner ? "listed" : enabled ? "collision" : "disabled",
-          rule: winner || !enabled ? enabledRule : `collision with ${keptLabel.get(candidate.wire) ?? "?"}`,
+          status: winner
+            ? "listed"
+            : !enabled
+              ? "disabled"
+              : candidate.heldBy !== undefined
+                ? "quarantined"
+                : "collision",
+          rule:
+            winner || !enabled
+              ? enabledRule
+              : (candidate.heldBy ?? `collision with ${keptLabel.get(candidate.wire) ?? "?"}`),
+          trust: candidate.trust,
           alwaysLoad: candidate.alwaysLoad,
           hint: candidate.hint,
           tool: shaped.tool,
