@@ -1,8 +1,10 @@
 import { Effect, Either, MutableRef, Option, PubSub, Runtime, Stream } from "effect"
+import * as Fs from "node:fs/promises"
 import * as Path from "node:path"
 import { writeFileAtomic } from "../atomicWrite.js"
 import type { TrustConfig } from "../domain/Config/Trust.js"
-import { Config, errno, readText } from "./Config.js"
+import { ConfigError } from "../domain/Errors.js"
+import { Config, errno } from "./Config.js"
 import type { InstanceTools } from "./Registry/CatalogTypes.js"
 import * as Core from "./Trust/Pins.js"
 
@@ -35,7 +37,7 @@ export class Pins extends Effect.Service<Pins>()("clawtool/Pins", {
     const runtime = yield* Effect.runtime<never>()
     const run = Runtime.runFork(runtime)
 
-    const read = Effect.flatMap(readText(file), (text) =>
+    const read = Effect.flatMap(readLockText(file), (text) =>
       Option.match(text, {
         onNone: () => Effect.succeed({ lock: Core.emptyLock, text: undefined as string | undefined }),
         onSome: (text) => Effect.map(Core.parseLock(text, file), (lock) => ({ lock, text: text as string | undefined }))
@@ -156,9 +158,30 @@ const sameInput = (a: ReadonlyArray<InstanceTools>, b: ReadonlyArray<InstanceToo
 
 /** The lock file read for the `trust` commands; a corrupt file is the ConfigError parseLock gives. */
 export const readLock = (file: string) =>
-  Effect.flatMap(readText(file), (text) =>
+  Effect.flatMap(readLockText(file), (text) =>
     Option.match(text, {
       onNone: () => Effect.succeed(Core.emptyLock),
       onSome: (text) => Either.match(Core.parseLock(text, file), { onLeft: Effect.fail, onRight: Effect.succeed })
+    })
+  )
+
+/**
+ * The lock file's text, none when there is none yet: missing, or a path through something that is not a folder (the
+ * pins are then kept in memory and Health says they are not persisted). Anything else unreadable is a config error.
+ */
+const readLockText = (file: string): Effect.Effect<Option.Option<string>, ConfigError> =>
+  Effect.tryPromise({ try: () => Fs.readFile(file, "utf8"), catch: (cause) => cause }).pipe(
+    Effect.map(Option.some),
+    Effect.catchAll((cause) => {
+      const code = errno(cause)
+      return code === "ENOENT" || code === "ENOTDIR"
+        ? Effect.succeed(Option.none<string>())
+        : Effect.fail(
+            new ConfigError({
+              reason: "Unreadable",
+              file,
+              detail: `cannot read the lock file (${code ?? String(cause)})`
+            })
+          )
     })
   )
