@@ -89,7 +89,10 @@ const trustStatus = Command.make("status", { config, secrets, json }, (options) 
   )
 )
 
-const selectorArg = Args.text({ name: "instance[.tool]" }).pipe(Args.optional)
+const selectorArg = Args.text({ name: "instance[.tool]" }).pipe(
+  Args.withDescription("One source's waiting tools (`github`) or one tool (`github.search_issues`)"),
+  Args.optional
+)
 
 const trustDiff = Command.make("diff", { config, secrets, selector: selectorArg }, (options) =>
   Effect.gen(function* () {
@@ -145,13 +148,13 @@ const trustApprove = Command.make("approve", { config, secrets, selector: select
   }).pipe(run(options))
 ).pipe(
   Command.withDescription(
-    "Pin the definitions a source lists now (as `trust diff` shows them) for one tool, every waiting tool of a source, or --all; a running serve reads the lock file again and lists them (hosts get one list_changed)."
+    "Pin the definitions `trust diff` shows (the ones the source listed last) for one tool, every waiting tool of a source, or --all. A running serve reads the lock file again and lists them (each host gets one list_changed). Exit 1 when nothing waits."
   )
 )
 
 export const trust = Command.make("trust").pipe(
   Command.withDescription(
-    "Pinned tool definitions and quarantine (issue 25): a tool whose definition changed since it was pinned is held from the host until approved."
+    "Pinned tool definitions and quarantine: a tool whose definition changed since it was pinned is held from the host until approved. The lock file is [trust] pins (default clawtool.lock beside the config)."
   ),
   Command.withSubcommands([trustStatus, trustDiff, trustApprove])
 )
