@@ -10,6 +10,7 @@ import { init } from "./cli/commands/init.js"
 import { serve } from "./cli/commands/serve.js"
 import { source } from "./cli/commands/source.js"
 import { tools } from "./cli/commands/tools.js"
+import { trust } from "./cli/commands/trust.js"
 import { withHelpText } from "./cli/HelpText.js"
 import { ExitStatus } from "./cli/Shared.js"
 import * as Version from "./version.js"
@@ -18,7 +19,7 @@ export { ExitStatus } from "./cli/Shared.js"
 
 const root = Command.make("clawtool").pipe(
   Command.withDescription("One MCP server for all your MCP servers: spawns, supervises and serves configured sources."),
-  Command.withSubcommands([init, serve, connect, health, source, tools, cache, auth, audit])
+  Command.withSubcommands([init, serve, connect, health, source, tools, cache, auth, trust, audit])
 )
 
 /** One example per command, shown under EXAMPLE in its --help (keyed by the command path). */
@@ -46,6 +47,10 @@ const examples: Record<string, string> = {
   "auth status": "clawtool auth status --json",
   "auth logout": "clawtool auth logout linear",
   "cache clear": "clawtool cache clear",
+  trust: "clawtool trust status",
+  "trust status": "clawtool trust status --json",
+  "trust diff": "clawtool trust diff github.search_issues",
+  "trust approve": "clawtool trust approve github.search_issues",
   audit: "clawtool audit --since 10m --tool github.*"
 }
 

@@ -44,7 +44,11 @@ const cut = (line: string, width: number | undefined) =>
  */
 const reasonCell = (row: HealthRow): string => {
   const hint = row.status === "running" ? undefined : stderrHint(row.stderrTail)
-  return [row.reason, hint ?? ""]
+  const held =
+    row.quarantined === 0
+      ? ""
+      : `${row.quarantined} tool${row.quarantined === 1 ? "" : "s"} quarantined (clawtool trust status)`
+  return [row.reason, held, hint ?? ""]
     .map((text) => oneLine(text, Infinity))
     .filter((text) => text !== "")
     .join(" — ")

@@ -38,6 +38,8 @@ export class HealthRow extends Schema.Class<HealthRow>("HealthRow")({
   uptimeMs: Schema.optionalWith(Schema.NullOr(Schema.Number), { default: () => null }),
   /** Lines the child wrote to stdout that were not JSON-RPC (dropped; the first 200 characters go to stderrTail). */
   stdoutGarbage: Schema.optionalWith(Schema.Number, { default: () => 0 }),
+  /** Tools of this source held back by their pins until `clawtool trust approve` (issue 25). */
+  quarantined: Schema.optionalWith(Schema.Number, { default: () => 0 }),
   /**
    * "config": the row of the config itself, shown only while the last reload failed (ADR 016); "audit": the audit
    * log's, shown only while it is not written or has dropped lines (issue 25); a source otherwise.

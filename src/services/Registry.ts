@@ -1,14 +1,16 @@
-import { Deferred, Duration, Effect, Either, MutableRef, Option, Runtime } from "effect"
+import { Deferred, Duration, Effect, Either, MutableRef, Option, Runtime, Stream } from "effect"
 import * as CallPlan from "../domain/CallPlan.js"
 import type { ClawtoolConfig } from "../domain/Config.js"
 import type { TrustConfig } from "../domain/Config/Trust.js"
 import type { CallOptions } from "../domain/Connection.js"
 import { CallError } from "../domain/Errors.js"
+import { HealthRow } from "../domain/Health.js"
 import type { CallToolRequest, CallToolResult, JsonObject, Tool } from "../domain/Mcp.js"
 import { type CatalogView, CurrentToolProvider } from "../domain/ToolProvider.js"
 import { prefixOf } from "../domain/Config.js"
 import { Audit } from "./Audit.js"
 import { Config } from "./Config.js"
+import { Pins } from "./Pins.js"
 import * as Catalogs from "./Registry/Catalog.js"
 import * as Forward from "./Registry/Forward.js"
 import * as Surface from "./Registry/Surface.js"
@@ -65,6 +67,8 @@ interface Derived {
     | {
         readonly input: ReadonlyArray<InstanceTools>
         readonly config: ClawtoolConfig
+        /** The pins' verdicts on that input (a new object when an approval or a re-read changed them). */
+        readonly trust: unknown
         readonly catalog: Catalog
       }
     | undefined
@@ -84,9 +88,11 @@ interface Derived {
  * provider contract (domain/ToolProvider.ts; CoreTools.Provider in the app's layers).
  */
 export class Registry extends Effect.Service<Registry>()("clawtool/Registry", {
-  dependencies: [Sources.Default, Config.Default],
+  dependencies: [Sources.Default, Config.Default, Pins.Default],
   effect: Effect.gen(function* () {
     const sources = yield* Sources
+    // Optional so tests of the Registry alone need none; the app's graph always has it (the dependency above).
+    const pins = Option.getOrElse(yield* Effect.serviceOption(Pins), () => Pins.Off)
     const { config, live } = yield* Config
     const provider = yield* CurrentToolProvider
     const manifest = provider.listing
@@ -125,13 +131,17 @@ export class Registry extends Effect.Service<Registry>()("clawtool/Registry", {
       route: (wire) => currentPrefixes().route(wire)
     }
 
-    // The catalog is rebuilt only when some instance's tool list or the config (a reload, ADR 016) changed; the search
-    // index only when the hash did. Tool rules, name_budget and hints come from the live config: no child restarts.
+    // The catalog is rebuilt only when some instance's tool list, the config (a reload, ADR 016) or the pins' verdicts
+    // (issue 25: judged here, synchronously, so no listing is ever served unjudged) changed; the search index only when
+    // the hash did. Tool rules, name_budget and hints come from the live config: no child restarts.
     const catalogNow = (): Catalog => {
       const input = sources.catalogNow()
       const current = live.get()
+      const trust = pins.judge(input)
       const built = MutableRef.get(derived).catalog
-      if (built !== undefined && built.config === current && sameInput(built.input, input)) return built.catalog
+      if (built !== undefined && built.config === current && built.trust === trust && sameInput(built.input, input)) {
+        return built.catalog
+      }
       const next = Catalogs.build({
         mode: current.catalog,
         manifest,
@@ -142,9 +152,10 @@ export class Registry extends Effect.Service<Registry>()("clawtool/Registry", {
         prefixes,
         readOnly: new Set(
           Object.entries(current.sources).flatMap(([instance, source]) => (source.read_only ? [instance] : []))
-        )
+        ),
+        trust: trust.byInstance
       })
-      keep({ catalog: { input, config: current, catalog: next } })
+      keep({ catalog: { input, config: current, trust, catalog: next } })
       return next
     }
     const catalog: Effect.Effect<Catalog> = Effect.sync(catalogNow)
@@ -206,11 +217,25 @@ export class Registry extends Effect.Service<Registry>()("clawtool/Registry", {
             if (!manifest.byName.has(wire) && !(yield* catalog).routes.has(wire)) yield* sources.awaitSettled
             return Option.fromNullable(confirmationNow(wire))
           })
+    /**
+     * Each source's health with its quarantined tools counted, and a row for the lock file while the pins in effect
+     * are not what it holds (not writable, or a re-read rejected).
+     */
+    const pinnedHealth = Effect.gen(function* () {
+      const rows = yield* sources.health
+      yield* catalog
+      const state = yield* pins.state
+      const counted = rows.map((row) => {
+        const quarantined = state.quarantined.get(row.name) ?? 0
+        return quarantined === 0 || row.kind !== "source" ? row : new HealthRow({ ...row, quarantined })
+      })
+      return state.problem === undefined ? counted : [...counted, lockFileRow(state.file, state.problem)]
+    })
     // Health: every source's row, and the audit log's while it is not written or dropped lines (serve only).
     const audit = yield* Effect.serviceOption(Audit)
     const health = Option.match(audit, {
-      onNone: () => sources.health,
-      onSome: (log) => Effect.zipWith(log.health, sources.health, (own, rows) => [...own, ...rows])
+      onNone: () => pinnedHealth,
+      onSome: (log) => Effect.zipWith(log.health, pinnedHealth, (own, rows) => [...own, ...rows])
     })
 
     /** What the provider's tools (ToolSearch, SourceHealth) read of the catalog. */
@@ -272,6 +297,13 @@ export class Registry extends Effect.Service<Registry>()("clawtool/Registry", {
             tool: wire,
             reason: "Denied",
             detail: `"${wire}" is refused: source "${entry.instance}" is read-only (${entry.rule} = true), which serves only tools annotated readOnlyHint: true, and "${entry.original}" is not`
+          })
+        }
+        if (entry !== undefined && entry.status === "quarantined") {
+          return yield* new CallError({
+            tool: wire,
+            reason: "Quarantined",
+            detail: `"${wire}" is quarantined: ${entry.rule}`
           })
         }
         if (entry !== undefined) {
@@ -447,8 +479,25 @@ export class Registry extends Effect.Service<Registry>()("clawtool/Registry", {
       catalog,
       search,
       health,
-      changes: sources.changes,
+      /** The pins (issue 25): `tools list`'s TRUST column, the lock file's state. */
+      pins,
+      changes: Stream.merge(sources.changes, pins.changes),
       awaitSettled: sources.awaitSettled
     } as const
   })
 }) {}
+
+/** The lock file's row in Health while its pins are not in effect as written (issue 25). */
+const lockFileRow = (file: string, problem: string): HealthRow =>
+  new HealthRow({
+    kind: "config",
+    name: "pins",
+    status: "down",
+    reason: problem,
+    toolCount: 0,
+    package: file,
+    pid: null,
+    startedAt: null,
+    startupMs: null,
+    stderrTail: []
+  })

@@ -3,6 +3,7 @@ import * as Fs from "node:fs"
 import * as Path from "node:path"
 import * as ConfigDiff from "../domain/ConfigDiff.js"
 import { Config, ProcessEnv, warnSkipped } from "./Config.js"
+import { Pins } from "./Pins.js"
 import { warnUnknownSelectors } from "./Registry.js"
 import { Redaction } from "./Redaction.js"
 import { loadSecrets, makeSecrets, SecretStore } from "./Secrets.js"
@@ -21,11 +22,12 @@ const atStartOnly = ["limits", "observability", "list_wait", "roots", "core_tool
  * the running set stays as it was and Health shows why until a later reload succeeds.
  */
 export class Reload extends Effect.Service<Reload>()("clawtool/Reload", {
-  dependencies: [Config.Default, Sources.Default, Redaction.Default],
+  dependencies: [Config.Default, Sources.Default, Redaction.Default, Pins.Default],
   scoped: Effect.gen(function* () {
     const { path: configPath, reread, secretsFile, skipped: skippedAtStart } = yield* Config
     const sources = yield* Sources
     const redaction = yield* Redaction
+    const pins = yield* Pins
     const env = yield* ProcessEnv
 
     // Each skipped entry is warned about once per serve: again only when it is skipped for a new reason.
@@ -76,6 +78,10 @@ export class Reload extends Effect.Service<Reload>()("clawtool/Reload", {
     yield* Stream.merge(watched, sighups).pipe(
       Stream.debounce(debounce),
       Stream.runForEach(() => reload),
+      Effect.forkScoped
+    )
+    // The lock file (issue 25) is watched the same way: an approval takes effect without a restart.
+    yield* Stream.runForEach(Stream.debounce(yield* watchTargets([pins.file]), debounce), () => pins.reread).pipe(
       Effect.forkScoped
     )
     return { reload } as const

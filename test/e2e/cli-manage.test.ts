@@ -176,7 +176,10 @@ describe("help and flags (built CLI, piped)", () => {
     ["tools", "list"],
     ["tools", "enable"],
     ["tools", "disable"],
-    ["tools", "export-typescript"]
+    ["tools", "export-typescript"],
+    ["trust", "status"],
+    ["trust", "diff"],
+    ["trust", "approve"]
   ]
 
   it("--help of every command: no escape codes, no filler descriptions, full usage, an example", async () => {

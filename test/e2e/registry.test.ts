@@ -160,7 +160,7 @@ describe("clawtool tools / health (built CLI)", () => {
 
     const table = cli("tools", "list", "--config", config)
     assert.strictEqual(table.code, 0)
-    assert.match(table.stdout, /stub__env_names\s+stub\.env_names\s+no \(tools\."stub\.env_names"\.enabled\)/)
+    assert.match(table.stdout, /stub__env_names\s+stub\.env_names\s+pinned\s+no \(tools\."stub\.env_names"\.enabled\)/)
     assert.include(table.stdout, `catalog sha256:${out.catalogHash}`)
 
     const health = cli("health", "--config", config)

@@ -12,8 +12,9 @@ export const health = Command.make("health", { config, secrets, json }, (options
   Effect.gen(function* () {
     const sources = yield* Sources
     yield* settle(sources)
-    const rows = yield* sources.health
-    const catalog = yield* (yield* Registry).catalog
+    const registry = yield* Registry
+    const rows = yield* registry.health
+    const catalog = yield* registry.catalog
     yield* warnSelectorsMatchingNothing((yield* Config).config, sources, catalog)
     if (options.json) {
       const keys = [
@@ -29,7 +30,8 @@ export const health = Command.make("health", { config, secrets, json }, (options
         "lastExit",
         "nextRetryAt",
         "uptimeMs",
-        "stdoutGarbage"
+        "stdoutGarbage",
+        "quarantined"
       ] as const
       const out = rows.map((row) => Object.fromEntries(keys.map((key) => [key, row[key]])))
       yield* Console.log(JSON.stringify(out, null, 2))

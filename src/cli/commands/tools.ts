@@ -49,6 +49,8 @@ const toolRows = (catalog: Catalog) =>
     shaping: entry.shaping,
     enabled: entry.listed,
     rule: entry.rule,
+    /** Pins (issue 25): pinned, changed, new, suspicious; null for core tools. */
+    trust: entry.trust ?? null,
     alwaysLoad: entry.alwaysLoad,
     hint: entry.hint ?? null,
     tokens: entry.tokens
@@ -61,6 +63,7 @@ const toolTotals = (catalog: Catalog) => {
     listed: listed.length,
     disabled: catalog.entries.filter((entry) => entry.status === "disabled").length,
     collided: catalog.entries.filter((entry) => entry.status === "collision").length,
+    quarantined: catalog.entries.filter((entry) => entry.status === "quarantined").length,
     tokens: listed.reduce((sum, entry) => sum + entry.tokens, 0),
     /** What the host's tools/list costs in each `catalog` mode: tools shown and ~tokens of their definitions. */
     host: {
@@ -73,10 +76,11 @@ const toolTotals = (catalog: Catalog) => {
 const toolsTable = (catalog: Catalog): string => {
   const totals = toolTotals(catalog)
   const table = renderTable(
-    ["NAME", "ORIGIN", "ENABLED", "ALWAYS-LOAD", "HINT", "~TOKENS"],
+    ["NAME", "ORIGIN", "TRUST", "ENABLED", "ALWAYS-LOAD", "HINT", "~TOKENS"],
     catalog.entries.map((entry) => [
       entry.wire,
       entry.kind === "core" ? "core" : `${entry.instance}.${Clean.text(entry.original)}`,
+      entry.trust ?? "-",
       `${entry.listed ? "yes" : "no"} (${entry.rule})`,
       entry.alwaysLoad ? "yes" : "-",
       entry.hint === undefined ? "-" : "yes",
@@ -86,7 +90,7 @@ const toolsTable = (catalog: Catalog): string => {
   return [
     table,
     "",
-    `${totals.tools} tools: ${totals.listed} listed, ${totals.disabled} disabled, ${totals.collided} lost a name collision; ~${totals.tokens} schema tokens listed`,
+    `${totals.tools} tools: ${totals.listed} listed, ${totals.disabled} disabled, ${totals.collided} lost a name collision, ${totals.quarantined} quarantined; ~${totals.tokens} schema tokens listed`,
     `the host's tools/list: catalog = "full" ${totals.host.full.tools} tools, ~${totals.host.full.tokens} tokens; catalog = "search" ${totals.host.search.tools} tools, ~${totals.host.search.tokens} tokens (the rest through ToolSearch + CallTool)`,
     ...collisionLines(catalog.collisions),
     catalogLine(catalog.hash, totals.listed)

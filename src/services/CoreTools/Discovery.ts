@@ -87,6 +87,8 @@ const SourceHealthOutput = Schema.Struct({
       nextRetryAt: Schema.NullOr(Schema.String),
       uptimeMs: Schema.NullOr(Schema.Number),
       stdoutGarbage: Schema.Number,
+      /** Tools held back by their pins until `clawtool trust approve` (issue 25). */
+      quarantined: Schema.optional(Schema.Number),
       /** `config`: the reload row (a failed reload of the config file, ADR 016); `audit`: the audit log's; not sources. */
       kind: Schema.optional(Schema.Literal("source", "config", "audit"))
     })

@@ -1,5 +1,6 @@
 import type { ToolConfig } from "../../domain/Config.js"
 import type { Tool } from "../../domain/Mcp.js"
+import type { InstanceVerdicts } from "../Trust/Pins.js"
 import { alwaysLoadSet, type ToolListing, usageHints } from "../../domain/ToolProvider.js"
 import * as Clean from "../Trust/Clean.js"
 import { isReadOnly } from "../Trust/Confirm.js"
@@ -26,6 +27,8 @@ export interface CatalogInput {
   readonly prefixes?: NameBudget.Prefixes
   /** Instances with `read_only = true`: only their tools annotated `readOnlyHint: true` are listed (issue 25). */
   readonly readOnly?: ReadonlySet<string>
+  /** The pins' verdicts per instance (issue 25): held tools are not listed and claim no name. */
+  readonly trust?: ReadonlyMap<string, InstanceVerdicts> | undefined
 }
 
 export const selector = (instance: string, tool: string) => `${instance}.${tool}`
@@ -46,6 +49,9 @@ interface Candidate {
   readonly hint: string | undefined
   /** A core tool switched off, or a `read_only` source's tool that is not read-only: the rule that did it. */
   readonly disabledBy?: string | undefined
+  /** A source tool held back by its pins (quarantined): why, with the commands that show and approve it. */
+  readonly heldBy?: string | undefined
+  readonly trust?: string | undefined
 }
 
 /** One tool as tools/list sends it (wire name, hint, alwaysLoad, canonical key order) and its JSON. */
@@ -83,6 +89,7 @@ interface InstancePart {
   readonly prefix: string
   readonly configured: ReadonlyMap<string, ToolConfig> | undefined
   readonly readOnly: boolean
+  readonly verdicts: InstanceVerdicts | undefined
   readonly candidates: ReadonlyArray<Candidate>
   readonly claims: ReadonlyArray<NameBudget.Claim<Candidate>>
   /** Its claims resolved among themselves, computed when first needed. */
@@ -166,6 +173,8 @@ const claimOf = (candidate: Candidate): NameBudget.Claim<Candidate> => ({
   value: candidate
 })
 const isEnabled = (candidate: Candidate) => candidate.disabledBy === undefined && (candidate.config?.enabled ?? true)
+/** Enabled and not held by its pins: it claims its wire name. */
+const isClaiming = (candidate: Candidate) => candidate.heldBy === undefined && isEnabled(candidate)
 
 const instancePart = (
   instance: string,
@@ -173,7 +182,8 @@ const instancePart = (
   budget: number,
   configured: ReadonlyMap<string, ToolConfig> | undefined,
   prefix: string,
-  readOnly: boolean
+  readOnly: boolean,
+  verdicts: InstanceVerdicts | undefined
 ): InstancePart => {
   const cached = instanceParts.get(tools)
   if (
@@ -182,7 +192,8 @@ const instancePart = (
     cached.budget === budget &&
     cached.prefix === prefix &&
     cached.configured === configured &&
-    cached.readOnly === readOnly
+    cached.readOnly === readOnly &&
+    cached.verdicts === verdicts
   ) {
     return cached
   }
@@ -199,7 +210,9 @@ const instancePart = (
       config,
       alwaysLoad: config?.always_load ?? false,
       hint: config?.usage_hint,
-      disabledBy: readOnly && !isReadOnly(tool) ? readOnlyRule(instance) : undefined
+      disabledBy: readOnly && !isReadOnly(tool) ? readOnlyRule(instance) : undefined,
+      heldBy: verdicts?.held.get(tool.name),
+      trust: verdicts?.marks.get(tool.name)
     }
   })
   const part: InstancePart = {
@@ -208,8 +221,9 @@ const instancePart = (
     prefix,
     configured,
     readOnly,
+    verdicts,
     candidates,
-    claims: candidates.filter(isEnabled).map(claimOf),
+    claims: candidates.filter(isClaiming).map(claimOf),
     resolved: undefined
   }
   instanceParts.set(tools, part)
@@ -261,7 +275,8 @@ export const build = (input: CatalogInput): Catalog => {
       input.budget,
       configs.get(instance),
       (input.prefixes ?? NameBudget.ownPrefixes).of(instance),
-      input.readOnly?.has(instance) ?? false
+      input.readOnly?.has(instance) ?? false,
+      input.trust?.get(instance)
     )
   )
 
@@ -314,8 +329,18 @@ export const build = (input: CatalogInput): Catalog => {
           original: candidate.original,
           shaping: candidate.shaping,
           listed: winner,
-          status: winner ? "listed" : enabled ? "collision" : "disabled",
-          rule: winner || !enabled ? enabledRule : `collision with ${keptLabel.get(candidate.wire) ?? "?"}`,
+          status: winner
+            ? "listed"
+            : !enabled
+              ? "disabled"
+              : candidate.heldBy !== undefined
+                ? "quarantined"
+                : "collision",
+          rule:
+            winner || !enabled
+              ? enabledRule
+              : (candidate.heldBy ?? `collision with ${keptLabel.get(candidate.wire) ?? "?"}`),
+          trust: candidate.trust,
           alwaysLoad: candidate.alwaysLoad,
           hint: candidate.hint,
           tool: shaped.tool,

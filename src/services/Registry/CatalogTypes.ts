@@ -32,10 +32,15 @@ export interface CatalogEntry {
   readonly original: string
   readonly shaping: NameBudget.Shaping
   readonly listed: boolean
-  /** `listed`, or why not: switched off in the config, or another tool kept the wire name. */
-  readonly status: "listed" | "disabled" | "collision"
-  /** Why it is listed or not: `core`, `default`, `tools."gh.x".enabled`, `collision with …`. */
+  /**
+   * `listed`, or why not: switched off in the config, another tool kept the wire name, or held back by its pins until
+   * approved (issue 25).
+   */
+  readonly status: "listed" | "disabled" | "collision" | "quarantined"
+  /** Why it is listed or not: `core`, `default`, `tools."gh.x".enabled`, `collision with …`, what changed. */
   readonly rule: string
+  /** A source tool's pins verdict (`tools list`'s TRUST column): pinned, changed, new or suspicious. */
+  readonly trust?: string | undefined
   readonly alwaysLoad: boolean
   readonly hint: string | undefined
   /** The definition as tools/list sends it (canonical); for unlisted tools, what it would be. */
