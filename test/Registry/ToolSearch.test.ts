@@ -2,6 +2,7 @@
 // ranking rules are pinned without the reference servers (test/RegistryToolSearch.test.ts runs those).
 import { assert, describe, it } from "@effect/vitest"
 import { Either } from "effect"
+import { randomUUID } from "node:crypto"
 import { ToolConfig } from "../../src/domain/Config.js"
 import type { Tool } from "../../src/domain/Mcp.js"
 import * as Catalog from "../../src/services/Registry/Catalog.js"
@@ -382,8 +383,8 @@ describe("ToolSearch's word tables, as a fresh copy of the module builds them", 
   // copy of its own, so that it checks what a load builds (and so that mutation testing, which switches a change on
   // only at run time, can see a change there: docs/mutation.md).
   const source = new URL("../../src/services/Registry/ToolSearch.ts", import.meta.url).href
-  let copies = 0
-  const fresh = (): Promise<typeof ToolSearch> => import(/* @vite-ignore */ `${source}?copy=${++copies}`)
+  // A key unique to each call: a test run that loads this file again must not get a copy a previous run cached.
+  const fresh = (): Promise<typeof ToolSearch> => import(/* @vite-ignore */ `${source}?copy=${randomUUID()}`)
   const keys = (search: typeof ToolSearch, query: string) =>
     search.concepts(query).map((concept) => [...concept.keys()])
 
