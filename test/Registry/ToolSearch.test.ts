@@ -436,7 +436,7 @@ describe("ToolSearch's word tables, as a fresh copy of the module builds them", 
     assert.isFalse(search.isQuestion("how to center a div"))
   })
 
-  it("a synonym matches a tool's name, title, hint and parameters, never its description", async () => {
+  it("a synonym matches a tool's name, title, keywords, hint and parameters, never its description", async () => {
     const search = await fresh()
     const catalog = Catalog.build({
       manifest,
@@ -463,6 +463,11 @@ describe("ToolSearch's word tables, as a fresh copy of the module builds them", 
         .filter((name) => name.startsWith("z__"))
         .sort(),
       ["z__b", "z__d", "z__e", "z__list_a"]
+    )
+    assert.includeMembers(
+      index.search("display", 20).map((hit) => hit.name),
+      ["Read", "Glob"],
+      "and a core tool's keywords (Read's view, show and print; Glob's ls)"
     )
   })
 })
