@@ -2,6 +2,7 @@
 // ranking rules are pinned without the reference servers (test/RegistryToolSearch.test.ts runs those).
 import { assert, describe, it } from "@effect/vitest"
 import { Either } from "effect"
+import { randomUUID } from "node:crypto"
 import { ToolConfig } from "../../src/domain/Config.js"
 import type { Tool } from "../../src/domain/Mcp.js"
 import * as Catalog from "../../src/services/Registry/Catalog.js"
@@ -373,5 +374,303 @@ describe("ToolSearch.build", () => {
     assert.strictEqual(first!.description, "Forecast for a city")
     assert.deepStrictEqual(first!.inputSchema, { properties: { city: { type: "string" } }, type: "object" })
     assert.isTrue(second === undefined || second.score < first!.score)
+  })
+})
+
+describe("ToolSearch's word tables, as a fresh copy of the module builds them", () => {
+  // The contraction pattern, the synonym and object tables, the link, file-name and quote patterns, the discovery
+  // tools, the fields synonyms match and the question words are built once, when the module loads. Each case imports a
+  // copy of its own, so that it checks what a load builds (and so that mutation testing, which switches a change on
+  // only at run time, can see a change there: docs/mutation.md).
+  const source = new URL("../../src/services/Registry/ToolSearch.ts", import.meta.url).href
+  // A key unique to each call: a test run that loads this file again must not get a copy a previous run cached.
+  const fresh = (): Promise<typeof ToolSearch> => import(/* @vite-ignore */ `${source}?copy=${randomUUID()}`)
+  const keys = (search: typeof ToolSearch, query: string) =>
+    search.concepts(query).map((concept) => [...concept.keys()])
+
+  it("drops contractions and possessives; a word's synonyms are the other words of its groups, stemmed", async () => {
+    const search = await fresh()
+    assert.deepStrictEqual(search.tokenize("it doesn't open Carol's files"), ["open", "carol", "files"])
+    assert.deepStrictEqual(keys(search, "folders"), [["folder", "directori", "dir", "subfold", "subdirectori"]])
+    assert.isTrue(search.namesSomeone("forget everything about Bob"))
+  })
+
+  it("the kinds of thing a word names, each word once per kind", async () => {
+    const search = await fresh()
+    assert.deepStrictEqual([...search.objectsNamed("read_text_file")], ["file"])
+    assert.deepStrictEqual([...search.objectsNamed("the friendship between people")], ["relation", "entity"])
+  })
+
+  it("a link is a URL from its scheme or www.; a file name has a short extension with a letter", async () => {
+    const search = await fresh()
+    const kind = (token: string) => keys(search, token)[0]?.find((term) => term !== "")
+    assert.strictEqual(kind("https://example.com"), "url")
+    assert.strictEqual(kind("svn+ssh://host/repo"), "url")
+    assert.strictEqual(kind("www.example.com"), "url")
+    assert.strictEqual(keys(search, "mywww.site")[0]?.[0], "mywww", "www. only at the start")
+    assert.deepStrictEqual(keys(search, "a.txt"), [["file", "document"], ["txt"]])
+    assert.deepStrictEqual(keys(search, "main.c"), [["main", "file", "document"], ["c"]], "one letter")
+    assert.deepStrictEqual(keys(search, "clip.3gp"), [["clip", "file", "document"], ["3gp"]], "a digit first")
+    assert.deepStrictEqual(keys(search, "notes.markdown")[1], ["markdown"], "up to nine characters")
+    assert.deepStrictEqual(keys(search, "notes.abcdefghij"), [["note", "observ", "fact", "remark"], ["abcdefghij"]])
+    assert.deepStrictEqual(keys(search, "v1.2"), [["v1"]], "a version is no file")
+    assert.deepStrictEqual(keys(search, ".env.md"), [["env", "environ", "variabl", "var"], ["md"]], "a dotfile")
+  })
+
+  it("a quoted phrase starts after a space or at the start and ends before a space, punctuation or the end", async () => {
+    const search = await fresh()
+    const texts = (query: string) => search.concepts(query).filter((concept) => concept.get("text") === 1).length
+    assert.strictEqual(texts("'connection refused' in the logs"), 1)
+    assert.strictEqual(texts("grep 'connection refused' in the logs"), 1)
+    assert.strictEqual(texts("grep 'connection refused'"), 1)
+    assert.strictEqual(texts("grep 'connection refused', then stop"), 1)
+    assert.strictEqual(texts("grep x'connection refused'"), 0)
+  })
+
+  it("the discovery tools, the question words and the how-to words", async () => {
+    const search = await fresh()
+    assert.deepStrictEqual([...search.discoveryTools], ["ToolSearch", "CallTool"])
+    assert.isTrue(search.isQuestion("what files are here"))
+    assert.isTrue(search.isQuestion("have we got a backup"))
+    assert.isFalse(search.isQuestion("how do I delete a file"))
+    assert.isFalse(search.isQuestion("how to center a div"))
+  })
+
+  it("a synonym matches a tool's name, title, keywords, hint and parameters, never its description", async () => {
+    const search = await fresh()
+    const catalog = Catalog.build({
+      manifest,
+      sources: [
+        {
+          instance: "z",
+          tools: [
+            tool("list_a", "x"),
+            tool("b", "x", {}, { title: "List" }),
+            tool("c", "list"),
+            tool("d", "x", { list: {} }),
+            tool("e", "x")
+          ]
+        }
+      ],
+      toolConfig: { "z.e": new ToolConfig({ usage_hint: "list" }) },
+      budget: 64
+    })
+    const index = search.build(catalog, manifest)
+    assert.deepStrictEqual(
+      index
+        .search("display", 20)
+        .map((hit) => hit.name)
+        .filter((name) => name.startsWith("z__"))
+        .sort(),
+      ["z__b", "z__d", "z__e", "z__list_a"]
+    )
+    assert.includeMembers(
+      index.search("display", 20).map((hit) => hit.name),
+      ["Read", "Glob"],
+      "and a core tool's keywords (Read's view, show and print; Glob's ls)"
+    )
+  })
+})
+
+describe("ToolSearch's reading of a query's words", () => {
+  const keys = (query: string) => ToolSearch.concepts(query).map((concept) => [...concept.keys()])
+
+  it("numbers alone are values whatever their length; capitals are words in any case for the kinds of thing", () => {
+    assert.deepStrictEqual(ToolSearch.tokenize("top 100 files"), ["top", "files"])
+    assert.deepStrictEqual([...ToolSearch.objectsNamed("the FILE list")], ["file"])
+  })
+
+  it("a link, a glob or a file name brings its kind and extension, and only the name's own words as parts", () => {
+    assert.deepStrictEqual(keys("https://example.com")[0]?.slice(0, 2), ["url", "web"])
+    assert.deepStrictEqual(keys("src/*"), [["glob"], ["file", "document"]], "a glob's words are no parts")
+    assert.deepStrictEqual(keys("*.md"), [["glob"], ["file", "document"], ["md"]])
+    assert.deepStrictEqual(keys("notes.txt"), [["note", "file", "observ", "fact", "remark", "document"], ["txt"]])
+    assert.deepStrictEqual(keys("Dockerfile")[0]?.slice(0, 2), ["docker", "file"])
+    assert.deepStrictEqual(keys("list *"), [["list", "show", "displai", "view", "print", "ls", "see"]], "no glob")
+    assert.deepStrictEqual(keys("ls /"), [["ls", "show", "list", "displai", "view", "print", "see"]], "no folder")
+    assert.notStrictEqual(
+      ToolSearch.concepts("edit myDockerfile")[1]?.get("file"),
+      1,
+      "a compound, not a file named for its use"
+    )
+    assert.deepStrictEqual(keys("the Makefiles"), [["makefil"]], "a plural is not a file's name")
+  })
+
+  it("a token's brackets, quotes and trailing punctuation are not part of it; inner ones split it", () => {
+    assert.deepStrictEqual(
+      keys('fetch ("https://example.com")').map((concept) => concept[0]),
+      ["fetch", "url"]
+    )
+    assert.deepStrictEqual(
+      keys("open notes.txt!!").map((concept) => concept.includes("file")),
+      [false, true, false]
+    )
+    assert.deepStrictEqual(keys("open foo(bar)"), [
+      ["open", "read", "load", "cat", "peek", "inspect", "examin"],
+      ["foo"],
+      ["bar"]
+    ])
+    assert.deepStrictEqual(keys("read_text v2"), [
+      ["read", "open", "load", "cat", "peek", "inspect", "examin"],
+      ["text", "content"],
+      ["v2"]
+    ])
+  })
+
+  it("files side by side or joined by a comma and `and` are listed, and the listing adds only its word", () => {
+    const several = (query: string) =>
+      ToolSearch.concepts(query).filter((concept) => concept.get("multipl") === 1).length
+    assert.strictEqual(several("diff a.txt b.txt"), 1)
+    assert.strictEqual(several("open a.txt, and b.txt"), 1)
+    assert.deepStrictEqual(
+      keys("diff *.md and a.txt").find((concept) => concept[0] === "multipl"),
+      undefined,
+      "a glob is not a file listed"
+    )
+    assert.deepStrictEqual(keys("compare a.txt and b.txt")[3], ["multipl", "sever", "mani", "batch", "bulk"])
+  })
+
+  it("a capitalised word names someone with its punctuation trimmed; identifiers and file names do not", () => {
+    assert.isTrue(ToolSearch.namesSomeone("tell Bob, then Carol"))
+    assert.isTrue(ToolSearch.namesSomeone("what about Bob?!"))
+    assert.isFalse(ToolSearch.namesSomeone("open Config.json"))
+    assert.isFalse(ToolSearch.namesSomeone("call getUser on MyClass"))
+  })
+
+  it("a question word after leading spaces or punctuation, or a question mark before trailing spaces", () => {
+    assert.isTrue(ToolSearch.isQuestion("  what changed"))
+    assert.isTrue(ToolSearch.isQuestion("(which files)"))
+    assert.isTrue(ToolSearch.isQuestion("list files?  "))
+  })
+})
+
+describe("ToolSearch.documents' titles", () => {
+  it("a title and an annotated title are both indexed, a space between; null annotations are no annotations", () => {
+    const catalog = Catalog.build({
+      manifest,
+      sources: [
+        {
+          instance: "t",
+          tools: [
+            tool("both", "x", {}, { title: "Meteorology", annotations: { title: "Weather" } }),
+            tool("nulled", "x", {}, { annotations: null })
+          ]
+        }
+      ],
+      toolConfig: {},
+      budget: 64
+    })
+    const titles = ToolSearch.documents(catalog, manifest)
+      .filter((doc) => doc.id.startsWith("t__"))
+      .map((doc) => [doc.id, doc.title])
+    assert.deepStrictEqual(titles, [
+      ["t__both", "Meteorology Weather"],
+      ["t__nulled", ""]
+    ])
+    const index = ToolSearch.build(catalog, manifest)
+    assert.deepStrictEqual(
+      index.search("which nulled", 5).map((hit) => hit.name),
+      ["t__nulled"],
+      "a question with null annotations"
+    )
+  })
+})
+
+describe("ToolSearch.build's fields and weights", () => {
+  it("a word ranks a tool by where it has it: name, title, parameters, description, then usage hint", () => {
+    const catalog = Catalog.build({
+      manifest,
+      sources: [
+        {
+          instance: "z",
+          tools: [
+            tool("zephyr", "x"),
+            tool("b", "x", {}, { title: "zephyr" }),
+            tool("c", "zephyr"),
+            tool("d", "x", { zephyr: {} }),
+            tool("e", "x")
+          ]
+        }
+      ],
+      toolConfig: { "z.e": new ToolConfig({ usage_hint: "zephyr" }) },
+      budget: 64
+    })
+    const index = ToolSearch.build(catalog, manifest)
+    assert.deepStrictEqual(
+      index.search("zephyr", 10).map((hit) => hit.name),
+      ["z__zephyr", "z__b", "z__d", "z__c", "z__e"]
+    )
+  })
+
+  it("a core tool is found by a keyword nothing else has", () => {
+    const { names } = fixture()
+    assert.strictEqual(names("typo")[0], "Edit")
+  })
+
+  it("a written word is searched as the stem it is, even when that stem is a function word", () => {
+    const catalog = Catalog.build({
+      manifest,
+      sources: [{ instance: "w", tools: [tool("count", "Count the uses of a word")] }],
+      toolConfig: {},
+      budget: 64
+    })
+    const index = ToolSearch.build(catalog, manifest)
+    assert.strictEqual(index.search("uses", 5)[0]?.name, "w__count")
+  })
+
+  it("a synonym matches exactly: no fuzzy match on it", () => {
+    const catalog = Catalog.build({
+      manifest,
+      sources: [{ instance: "w", tools: [tool("list_directors", "Films' makers")] }],
+      toolConfig: {},
+      budget: 64
+    })
+    const index = ToolSearch.build(catalog, manifest)
+    assert.notInclude(
+      index.search("folder", 20).map((hit) => hit.name),
+      "w__list_directors"
+    )
+  })
+})
+
+describe("ToolSearch.build's kinds of thing", () => {
+  const catalog = () =>
+    Catalog.build({
+      manifest,
+      sources: [
+        {
+          instance: "news",
+          tools: [
+            tool("fetch_page", "Fetch the items"),
+            tool("fetch_item", "Fetch the items"),
+            tool("fetch_one", "Fetch the items", {}, { title: "Page reader" }),
+            tool("fetch_two", "Fetch the items", {}, { title: "Item reader" })
+          ]
+        },
+        {
+          instance: "memory",
+          tools: [tool("delete_entities", "Delete items"), tool("delete_relations", "Delete items")]
+        }
+      ],
+      toolConfig: {},
+      budget: 64
+    })
+  const scores = (index: ToolSearch.Index, query: string) =>
+    new Map(index.search(query, 30).map((hit) => [hit.name, hit.score]))
+
+  it("a tool's own name and title name what it acts on; its instance's name does not", () => {
+    const found = scores(ToolSearch.build(catalog(), manifest), "fetch the news")
+    assert.closeTo(found.get("news__fetch_page")!, found.get("news__fetch_item")! * 1.5, 0.002)
+    assert.closeTo(found.get("news__fetch_one")!, found.get("news__fetch_two")! * 1.5, 0.002)
+  })
+
+  it("no kind named, no gain; a name adds the entity kind once", () => {
+    const index = ToolSearch.build(catalog(), manifest)
+    const plain = scores(index, "delete the items")
+    assert.strictEqual(plain.get("memory__delete_entities"), plain.get("memory__delete_relations"))
+    assert.strictEqual(
+      scores(index, "delete the person Bob").get("memory__delete_entities"),
+      scores(index, "delete the person").get("memory__delete_entities")
+    )
   })
 })
