@@ -1,8 +1,8 @@
 // parseConfig/decodeConfig (src/services/Config/Decode.ts): TOML and the hosts' JSON to a ClawtoolConfig, or one ConfigError.
 import { assert, describe, it } from "@effect/vitest"
-import { assertSome } from "@effect/vitest/utils"
+import { assertNone, assertSome } from "@effect/vitest/utils"
 import { Duration, Either } from "effect"
-import { isRemote, OAuthConfig, targetOf } from "../../src/domain/Config.js"
+import { instanceNameProblem, isRemote, OAuthConfig, targetOf } from "../../src/domain/Config.js"
 import { decodeConfig, kebabCase, parseConfig } from "../../src/services/Config.js"
 import { failure, fs, rejected } from "./lib.js"
 
@@ -382,6 +382,27 @@ describe("parseConfig (JSON of Claude Desktop, Cursor, VS Code)", () => {
   it("kebabCase", () => {
     assert.strictEqual(kebabCase("GitHub_Work"), "github-work")
     assert.strictEqual(kebabCase("my server (2)"), "my-server-2")
+  })
+})
+
+describe("instanceNameProblem (the name check of clawtool source add)", () => {
+  it("none for a kebab-case name of 2 to 32 characters", () => {
+    assertNone(instanceNameProblem("github-work"))
+    assertNone(instanceNameProblem("a1"))
+    assertNone(instanceNameProblem("a".repeat(32)))
+  })
+
+  it("the schema's own sentence otherwise, suggesting the kebab form only when that is a valid name", () => {
+    assertSome(
+      instanceNameProblem("GitHub_Work"),
+      `instance names are kebab-case (a-z, 0-9, single dashes), got "GitHub_Work"; use "github-work"`
+    )
+    assertSome(instanceNameProblem("A"), `instance names are kebab-case (a-z, 0-9, single dashes), got "A"`)
+    assertSome(instanceNameProblem("__"), `instance names are kebab-case (a-z, 0-9, single dashes), got "__"`)
+    const long = "A".repeat(33)
+    assertSome(instanceNameProblem(long), `instance names are kebab-case (a-z, 0-9, single dashes), got "${long}"`)
+    assertSome(instanceNameProblem("a"), "instance names have at least 2 characters")
+    assertSome(instanceNameProblem("a".repeat(33)), "instance names have at most 32 characters")
   })
 })
 
