@@ -19,6 +19,11 @@ describe("Config rules: sources", () => {
       rejected(`[sources.aa]\ncommand = ["a"]\nprefix = "zz"\n[sources.zz]\ncommand = ["b"]\n`),
       `config /x/config.toml:3 at sources.aa.prefix: prefix "zz" is already the prefix of source "zz"; prefixes are unique among sources`
     )
+    // Two sources setting the same prefix: the later one in name order is reported, whatever the file's order.
+    assert.strictEqual(
+      rejected(`[sources.b1]\ncommand = ["a"]\nprefix = "x"\n[sources.a1]\ncommand = ["b"]\nprefix = "x"\n`),
+      `config /x/config.toml:3 at sources.b1.prefix: prefix "x" is already the prefix of source "a1"; prefixes are unique among sources`
+    )
     accepted(`[sources.a1]\ncommand = ["a"]\nprefix = ""\n[sources.b1]\ncommand = ["b"]\nprefix = ""\n`)
   })
 
@@ -32,6 +37,13 @@ describe("Config rules: sources", () => {
       "config /x/config.toml:3 at sources.fs.prefix: prefix has at most 32 characters"
     )
     accepted(`[sources.fs]\ncommand = ["a"]\nprefix = "${"a".repeat(32)}"\n`)
+  })
+
+  it("start is eager or lazy", () => {
+    assert.strictEqual(
+      rejected(`[sources.fs]\ncommand = ["a"]\nstart = "later"\n`),
+      `config /x/config.toml:3 at sources.fs.start: start is "eager" or "lazy", got "later"`
+    )
   })
 
   it("max_restarts is a whole number, not negative", () => {
@@ -54,6 +66,12 @@ describe("Config rules: sources", () => {
       rejected(`[sources.web]\nurl = "https://exa mple.com/mcp"\n`),
       `config /x/config.toml:2 at sources.web.url: url must be an http(s) URL like "https://mcp.example.com/mcp", got "https://exa mple.com/mcp"`
     )
+    for (const url of ["git+https://mcp.example.com/mcp", "https://mcp.example.com/a b"]) {
+      assert.strictEqual(
+        rejected(`[sources.web]\nurl = "${url}"\n`),
+        `config /x/config.toml:2 at sources.web.url: url must be an http(s) URL like "https://mcp.example.com/mcp", got "${url}"`
+      )
+    }
     assert.strictEqual(
       rejected(`${remote}headers = { "Bad Name" = "x" }\n`),
       `config /x/config.toml:3 at sources.web.headers."Bad Name": "Bad Name" is not an HTTP header name`
@@ -96,6 +114,18 @@ describe("Config rules: sources", () => {
 })
 
 describe("Config rules: the other tables", () => {
+  it("an empty config: no extra hosts, origins or roots, sessions kept, core tools on, WebFetch kept off private addresses", () => {
+    const config = Either.getOrThrow(parseConfig("", "/x/config.toml"))
+    assert.deepStrictEqual(config.http.allowed_hosts, [])
+    assert.deepStrictEqual(config.http.allowed_origins, [])
+    assert.strictEqual(config.http.stateless, false)
+    assert.deepStrictEqual(config.roots, [])
+    assert.strictEqual(config.core_tools.enabled, true)
+    assert.strictEqual(config.core_tools.Bash.enabled, true)
+    assert.strictEqual(config.core_tools.WebFetch.enabled, true)
+    assert.strictEqual(config.core_tools.WebFetch.allow_private, false)
+  })
+
   it("tools: selectors are <instance>.<tool>; a usage_hint is not blank", () => {
     assert.strictEqual(
       rejected(`[tools.read]\nenabled = false\n`),
