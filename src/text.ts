@@ -1,12 +1,12 @@
 import type { HealthRow } from "./domain/Health.js"
 import type { Collision } from "./domain/ToolProvider.js"
 
-/** Columns padded to the widest cell; the last column is not padded. */
+/** Columns padded to the widest cell; no blanks at the end of a line (so the last column is not padded). */
 export const renderTable = (header: ReadonlyArray<string>, rows: ReadonlyArray<ReadonlyArray<string>>): string => {
   const widths = header.map((_, i) => Math.max(...[header, ...rows].map((row) => (row[i] ?? "").length)))
   const line = (row: ReadonlyArray<string>) =>
     row
-      .map((cell, i) => (i === row.length - 1 ? cell : cell.padEnd(widths[i]!)))
+      .map((cell, i) => cell.padEnd(widths[i] ?? 0))
       .join("  ")
       .trimEnd()
   return [line(header), ...rows.map(line)].join("\n")

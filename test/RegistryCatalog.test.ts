@@ -5,6 +5,7 @@ import type { Tool } from "../src/domain/Mcp.js"
 import * as Catalog from "../src/services/Registry/Catalog.js"
 import { coreSpecs, registrySpecs } from "../src/services/CoreTools.js"
 import * as Manifest from "../src/services/CoreTools/Manifest.js"
+import * as NameBudget from "../src/services/Registry/NameBudget.js"
 import * as Pipeline from "../src/services/Registry/Pipeline.js"
 
 const manifest = Either.getOrThrow(Manifest.make(coreSpecs))
@@ -180,6 +181,38 @@ describe("Catalog.build reuses work only for identical inputs", () => {
     assert.isUndefined(readOf(build([{ instance: "fs", tools }]))!._meta, "back to the plain form")
   })
 
+  it("the same tool array under another prefix, or another instance with the same prefix, gets its names and routes", () => {
+    const tools = [bareTool("read")]
+    const under = (instance: string, prefix: string) =>
+      Catalog.build({
+        manifest: registryManifest,
+        sources: [{ instance, tools }],
+        toolConfig: {},
+        budget: 64,
+        prefixes: NameBudget.makePrefixes({ [instance]: prefix })
+      })
+    assert.include(names(build([{ instance: "fs", tools }])), "fs__read")
+    const files = under("fs", "files")
+    assert.deepStrictEqual(names(files), ["SourceHealth", "ToolSearch", "files__read"])
+    assert.deepStrictEqual(files.routes.get("files__read"), { instance: "fs", tool: "read" })
+    const disk = under("disk", "files")
+    assert.deepStrictEqual(names(disk), ["SourceHealth", "ToolSearch", "files__read"])
+    assert.deepStrictEqual(disk.routes.get("files__read"), { instance: "disk", tool: "read" })
+    assert.deepStrictEqual(
+      disk.entries.filter((entry) => entry.kind === "source").map((entry) => [entry.instance, entry.wire]),
+      [["disk", "files__read"]]
+    )
+  })
+
+  it("a config change for one tool keeps the listed objects of the instance's other tools", () => {
+    const tools = [bareTool("read"), bareTool("write")]
+    const before = build([{ instance: "fs", tools }])
+    const after = build([{ instance: "fs", tools }], { "fs.read": new ToolConfig({ usage_hint: "read first" }) })
+    const byName = (catalog: Catalog.Catalog, name: string) => catalog.tools.find((t) => t.name === name)
+    assert.strictEqual(byName(after, "fs__write"), byName(before, "fs__write"))
+    assert.notStrictEqual(byName(after, "fs__read"), byName(before, "fs__read"))
+  })
+
   it("a config key without a dot is not read as <instance>.<tool>", () => {
     const catalog = build([{ instance: "rea", tools: [bareTool("read")] }], {
       read: new ToolConfig({ enabled: false })
@@ -193,6 +226,46 @@ describe("Catalog.build reuses work only for identical inputs", () => {
       ".read": new ToolConfig({ enabled: false })
     })
     assert.include(names(catalog), "fs__read")
+  })
+})
+
+describe("Catalog host views, built once per catalog", () => {
+  it("each view is one object however often it is read; its tokens are the sum of its tools'", () => {
+    const catalog = build([{ instance: "gh", tools: [bareTool("a"), bareTool("b")] }], {
+      "gh.a": new ToolConfig({ always_load: true })
+    })
+    const search = catalog.view("search")
+    assert.strictEqual(catalog.view("search"), search)
+    assert.strictEqual(catalog.view("full"), catalog.view("full"))
+    const sum = (tools: ReadonlyArray<Tool>) => tools.reduce((total, t) => total + Pipeline.estimateTokens(t), 0)
+    assert.deepStrictEqual(
+      search.tools.map((t) => t.name),
+      ["CallTool", "ToolSearch", "gh__a"]
+    )
+    assert.strictEqual(search.tokens, sum(search.tools))
+    assert.strictEqual(catalog.view("full").tokens, sum(catalog.tools))
+  })
+
+  it('search: a source tool served as CallTool (prefix "") gives way to clawtool\'s; the list stays in name order', () => {
+    const catalog = Catalog.build({
+      manifest: registryManifest,
+      sources: [{ instance: "conf", tools: [bareTool("CallTool"), bareTool("Apply"), bareTool("zeta")] }],
+      toolConfig: {
+        "conf.CallTool": new ToolConfig({ always_load: true }),
+        "conf.Apply": new ToolConfig({ always_load: true }),
+        "conf.zeta": new ToolConfig({ always_load: true })
+      },
+      budget: 64,
+      prefixes: NameBudget.makePrefixes({ conf: "" }),
+      mode: "search"
+    })
+    assert.deepStrictEqual(
+      catalog.host.tools.map((t) => t.name),
+      ["Apply", "CallTool", "ToolSearch", "zeta"]
+    )
+    const callTool = catalog.host.tools.find((t) => t.name === "CallTool")!
+    assert.notStrictEqual(callTool.description, "does CallTool")
+    assert.strictEqual(catalog.tools.find((t) => t.name === "CallTool")!.description, "does CallTool")
   })
 })
 

@@ -1,6 +1,6 @@
 // src/text.ts, the plain text of `health` and `tools list`. First the health table's stderr hint (issue 10): a
 // source that is not running shows why its child said it failed.
-import { assert, describe, it } from "@effect/vitest"
+import { assert, describe, it, onTestFinished } from "@effect/vitest"
 import { HealthRow } from "../src/domain/Health.js"
 import { healthTable, stderrHint } from "../src/text.js"
 import * as Text from "../src/text.js"
@@ -52,6 +52,19 @@ describe("stderrHint", () => {
     assert.strictEqual(stderrHint(["starting", "fatal: bad flag --x", "  "]), "fatal: bad flag --x")
     assert.strictEqual(stderrHint(["  only indented"]), "  only indented")
     assert.strictEqual(stderrHint([]), undefined)
+  })
+
+  it("the last of several said lines, however many came before it", () => {
+    assert.strictEqual(stderrHint(["starting", "listening", "fatal: port taken"]), "fatal: port taken")
+  })
+
+  it("lines of only blanks are never the hint, even when nothing else was said", () => {
+    assert.strictEqual(stderrHint(["   ", "\t"]), undefined)
+    assert.strictEqual(stderrHint(["  only indented", "   "]), "  only indented")
+  })
+
+  it("a closing brace followed by blanks is skipped like a lone one", () => {
+    assert.strictEqual(stderrHint(["Error: boom", "}  "]), "Error: boom")
   })
 })
 
@@ -149,6 +162,33 @@ describe("Text.healthTable", () => {
     const cut = Text.healthTable(rows, widest - 1).split("\n")
     const longest = whole.findIndex((line) => line.length === widest)
     assert.strictEqual(cut[longest], `${whole[longest]!.slice(0, widest - 2)}…`)
+  })
+
+  it("without a width: cut to the terminal's columns on a terminal; whole on a pipe or a terminal of 0 columns", () => {
+    const rows = [row("filesystem", { status: "down", reason: "a reason long enough to pass twenty columns" })]
+    const whole = Text.healthTable(rows, undefined)
+    const saved = (["isTTY", "columns"] as const).map(
+      (key) => [key, Object.getOwnPropertyDescriptor(process.stdout, key)] as const
+    )
+    onTestFinished(() => {
+      for (const [key, descriptor] of saved) {
+        if (descriptor === undefined) delete process.stdout[key]
+        else Object.defineProperty(process.stdout, key, descriptor)
+      }
+    })
+    const asStdout = (isTTY: boolean, columns: number) => {
+      Object.assign(process.stdout, { isTTY, columns })
+      return Text.healthTable(rows)
+    }
+    assert.strictEqual(
+      asStdout(true, 20),
+      whole
+        .split("\n")
+        .map((line) => `${line.slice(0, 19)}…`)
+        .join("\n")
+    )
+    assert.strictEqual(asStdout(false, 20), whole)
+    assert.strictEqual(asStdout(true, 0), whole)
   })
 
   it("no sources: a hint instead of an empty table", () => {

@@ -1,8 +1,8 @@
 // parseConfig/decodeConfig (src/services/Config/Decode.ts): TOML and the hosts' JSON to a ClawtoolConfig, or one ConfigError.
 import { assert, describe, it } from "@effect/vitest"
-import { assertSome } from "@effect/vitest/utils"
+import { assertNone, assertSome } from "@effect/vitest/utils"
 import { Duration, Either } from "effect"
-import { isRemote, OAuthConfig, targetOf } from "../../src/domain/Config.js"
+import { instanceNameProblem, isRemote, OAuthConfig, oauthOf, targetOf } from "../../src/domain/Config.js"
 import { decodeConfig, kebabCase, parseConfig } from "../../src/services/Config.js"
 import { failure, fs, rejected } from "./lib.js"
 
@@ -131,6 +131,25 @@ describe("parseConfig (TOML)", () => {
     assert.isFalse(isRemote(local))
     const localTarget = targetOf(local)
     assert.strictEqual(localTarget._tag, "Stdio")
+  })
+
+  it("a target's oauth: none without the key or with false, the defaults for true, the table as written", () => {
+    const oauthOfSource = (line: string) =>
+      oauthOf(
+        Either.getOrThrow(parseConfig(`[sources.web]\nurl = "https://mcp.example.com/mcp"\n${line}\n`, "/x/c.toml"))
+          .sources["web"]!
+      )
+    assertNone(oauthOfSource(""))
+    assertNone(oauthOfSource("oauth = false"))
+    assertSome(oauthOfSource("oauth = true"), OAuthConfig.defaults)
+    assertSome(oauthOfSource(`oauth = { scopes = ["read"] }`), new OAuthConfig({ scopes: ["read"] }))
+  })
+
+  it("a local source's target is its command as written", () => {
+    const local = Either.getOrThrow(parseConfig(`[sources.fs]\ncommand = ["npx", "-y", "fs"]\n`, "/x/c.toml"))
+    const target = targetOf(local.sources["fs"]!)
+    if (target._tag !== "Stdio") return assert.fail("expected a local target")
+    assert.deepStrictEqual(target.command, ["npx", "-y", "fs"])
   })
 
   it("rejects a source with both command and url, or remote and local keys mixed", () => {
@@ -298,6 +317,7 @@ describe("parseConfig (JSON of Claude Desktop, Cursor, VS Code)", () => {
     assert.strictEqual(sources["remote"]!.transport, "streamable-http")
     assert.deepStrictEqual(sources["remote"]!.headers, { Authorization: "Bearer ${TOKEN}" })
     assert.strictEqual(sources["remote"]!.command, undefined)
+    assert.strictEqual(sources["remote"]!.enabled, true)
     assert.strictEqual(sources["legacy"]!.transport, "sse")
     assert.strictEqual(sources["legacy"]!.enabled, false)
     assert.strictEqual(sources["plain"]!.transport, "auto")
@@ -382,6 +402,27 @@ describe("parseConfig (JSON of Claude Desktop, Cursor, VS Code)", () => {
   it("kebabCase", () => {
     assert.strictEqual(kebabCase("GitHub_Work"), "github-work")
     assert.strictEqual(kebabCase("my server (2)"), "my-server-2")
+  })
+})
+
+describe("instanceNameProblem (the name check of clawtool source add)", () => {
+  it("none for a kebab-case name of 2 to 32 characters", () => {
+    assertNone(instanceNameProblem("github-work"))
+    assertNone(instanceNameProblem("a1"))
+    assertNone(instanceNameProblem("a".repeat(32)))
+  })
+
+  it("the schema's own sentence otherwise, suggesting the kebab form only when that is a valid name", () => {
+    assertSome(
+      instanceNameProblem("GitHub_Work"),
+      `instance names are kebab-case (a-z, 0-9, single dashes), got "GitHub_Work"; use "github-work"`
+    )
+    assertSome(instanceNameProblem("A"), `instance names are kebab-case (a-z, 0-9, single dashes), got "A"`)
+    assertSome(instanceNameProblem("__"), `instance names are kebab-case (a-z, 0-9, single dashes), got "__"`)
+    const long = "A".repeat(33)
+    assertSome(instanceNameProblem(long), `instance names are kebab-case (a-z, 0-9, single dashes), got "${long}"`)
+    assertSome(instanceNameProblem("a"), "instance names have at least 2 characters")
+    assertSome(instanceNameProblem("a".repeat(33)), "instance names have at most 32 characters")
   })
 })
 
