@@ -165,7 +165,7 @@ describe("core file tools through serve", () => {
       )
       assert.strictEqual(row("ToolSearch")?.enabled, true)
       const table = runCli(["tools", "list", "--config", config])
-      assert.match(table.stdout, /Write\s+core\s+no \(core_tools\.Write\.enabled\)/)
+      assert.match(table.stdout, /Write\s+core\s+-\s+no \(core_tools\.Write\.enabled\)/)
     })
   )
 })

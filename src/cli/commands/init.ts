@@ -1,5 +1,5 @@
 import { Command, Options } from "@effect/cli"
-import { runInit } from "../Init/Run.js"
+import { Effect } from "effect"
 import { reportEdit } from "../Shared.js"
 
 const flag = (name: string, description: string) => Options.boolean(name).pipe(Options.withDescription(description))
@@ -40,7 +40,12 @@ export const init = Command.make(
       )
     )
   },
-  (options) => runInit(options).pipe(reportEdit)
+  // Loaded on first use: the hosts' parsers and the diff are for this command only (test/StartPath.test.ts).
+  (options) =>
+    Effect.promise(() => import("../Init/Run.js")).pipe(
+      Effect.flatMap(({ runInit }) => runInit(options)),
+      reportEdit
+    )
 ).pipe(
   Command.withDescription(
     "Import the MCP servers of the hosts on this machine (Claude Code, Claude Desktop, Cursor, VS Code, Windsurf, Gemini CLI, Codex) into one clawtool config, literal secrets into secrets.toml, then (with --apply-hosts) point each host at clawtool. Prints the plan first; never overwrites an existing config without --merge; --undo restores the hosts' files."
