@@ -49,6 +49,8 @@ export const cleanup = () => {
 export const childEnv = () => {
   const env = { ...process.env }
   for (const key of Object.keys(env)) if (/^(OTEL_|TRACEPARENT|TRACESTATE|CLAWTOOL_)/.test(key)) delete env[key]
+  // The audit log (on by default, issue 25) and other state go to the run's temporary folder, never the user's.
+  env.CLAWTOOL_STATE_DIR = Path.join(tmp(), "state")
   return env
 }
 

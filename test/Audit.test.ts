@@ -2,7 +2,7 @@
 // records; a file that cannot be written is warned about once and shown in Health; rotation keeps `keep` files of at
 // most `max_bytes`, 0600 in a 0700 folder. The lines themselves: test/Trust/AuditLine.test.ts.
 import { assert, describe, it } from "@effect/vitest"
-import { Deferred, Effect, Logger } from "effect"
+import { Deferred, Duration, Effect, Logger, TestClock } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { AuditConfig } from "../src/domain/Config/Trust.js"
@@ -27,6 +27,33 @@ const call = (tool: string): AuditCall => ({
 const settings = new AuditConfig({})
 
 describe("Audit", () => {
+  it.scoped("with flushEvery, calls only enqueue: the lines queued during the pause go out in one append", () =>
+    Effect.gen(function* () {
+      const written: Array<string> = []
+      const log = yield* Audit.make({
+        settings,
+        file: "/nowhere/audit.jsonl",
+        redact: undefined,
+        flushEvery: Duration.millis(100),
+        sink: { append: async (text) => void written.push(text) }
+      })
+      const recorder = log.recorder(undefined, () => "test-host")!
+      const settle = Effect.promise(() => new Promise((resolve) => setImmediate(resolve)))
+      recorder.record(call("first"))
+      while (written.length < 1) yield* settle
+      // The writer pauses after its write: what is recorded meanwhile waits, however many calls come.
+      for (let i = 0; i < 5; i++) recorder.record(call(`t${i}`))
+      yield* TestClock.adjust("99 millis")
+      yield* settle
+      assert.strictEqual(written.length, 1)
+      yield* TestClock.adjust("1 millis")
+      while (written.length < 2) yield* settle
+      assert.strictEqual(written.length, 2)
+      assert.strictEqual(written[1]!.trimEnd().split("\n").length, 5)
+      assert.strictEqual(log.dropped(), 0)
+    })
+  )
+
   it.scoped(
     "a full queue drops lines and counts them, never blocking the call; the count is written once there is room",
     () =>
