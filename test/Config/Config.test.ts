@@ -1,11 +1,12 @@
 // The Config service (src/services/Config.ts): the file found, read and loaded; its test layer.
 import { afterAll, assert, describe, it } from "@effect/vitest"
 import { assertNone, assertSome } from "@effect/vitest/utils"
-import { Effect, Either, Layer, Option } from "effect"
+import { Effect, Either, Layer, Logger, LogLevel, Option } from "effect"
 import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
 import { ClawtoolConfig } from "../../src/domain/Config.js"
+import { configChainVariable } from "../../src/domain/Environment.js"
 import { Config, ConfigLocation, type Env, errno, ProcessEnv, tomlDocument } from "../../src/services/Config.js"
 import { fs } from "./lib.js"
 
@@ -128,6 +129,139 @@ describe("Config service", () => {
       assert.deepStrictEqual(loaded.config.sources["memory"]!.command, ["npx", "m"])
       assertSome(loaded.secretsFile, "/elsewhere/s.toml")
     })
+  )
+})
+
+describe("Config service: reread, the live value, the test layer", () => {
+  it.effect("reread reads the file again as it is now; a file removed since is NotFound, not an empty config", () =>
+    Effect.gen(function* () {
+      const dir = tempDir({ "config.toml": fs })
+      const file = Path.join(dir, "config.toml")
+      const loaded = yield* loadConfig({}, { config: file })
+      Fs.writeFileSync(file, `[sources.other]\ncommand = ["b"]\n`)
+      const again = yield* loaded.reread
+      assert.deepStrictEqual(Object.keys(again.config.sources), ["other"])
+      assert.strictEqual(again.skipped.length, 0)
+      Fs.rmSync(file)
+      const error = yield* Effect.flip(loaded.reread)
+      assert.strictEqual(error.reason, "NotFound")
+      assert.strictEqual(error.message, `config ${file}: no such file (it was removed or renamed)`)
+    })
+  )
+
+  it.effect("live starts at the loaded config and takes what set gives it", () =>
+    Effect.gen(function* () {
+      const dir = tempDir({ "config.toml": fs })
+      const loaded = yield* loadConfig({}, { config: Path.join(dir, "config.toml") })
+      assert.strictEqual(loaded.live.get(), loaded.config)
+      yield* loaded.live.set(ClawtoolConfig.empty)
+      assert.strictEqual(loaded.live.get(), ClawtoolConfig.empty)
+    })
+  )
+
+  it.effect("layerTest: the given config and file, its format, no chain, nothing skipped, reread gives it back", () =>
+    Effect.gen(function* () {
+      const config = ClawtoolConfig.empty
+      const loaded = yield* Effect.provide(
+        Config,
+        Config.layerTest(config, { file: "/x/mcp.json", secretsFile: "/x/s.toml" })
+      )
+      assertSome(loaded.file, "/x/mcp.json")
+      assertSome(loaded.secretsFile, "/x/s.toml")
+      assert.strictEqual(loaded.path, "/x/mcp.json")
+      assert.strictEqual(loaded.format, "json")
+      assert.strictEqual(loaded.chain.files.length, 0)
+      assertNone(loaded.chain.repeated)
+      assert.strictEqual(loaded.skipped.length, 0)
+      assert.strictEqual(loaded.live.get(), config)
+      const again = yield* loaded.reread
+      assert.strictEqual(again.config, config)
+      assert.strictEqual(again.skipped.length, 0)
+      const bare = yield* Effect.provide(Config, Config.layerTest(config))
+      assertNone(bare.file)
+      assert.strictEqual(bare.path, "config.toml")
+      assert.strictEqual(bare.format, "toml")
+    })
+  )
+
+  it.effect("relative command parts and cwd resolve from the config's folder; others, and remote sources, stay", () =>
+    Effect.gen(function* () {
+      const dir = tempDir({
+        "config.toml": [
+          "[sources.local]",
+          `command = ["./bin/server", "lib/./x.js", "../up.js", "node"]`,
+          `cwd = "./work"`,
+          "",
+          "[sources.far]",
+          `url = "https://example.com/mcp"`,
+          ""
+        ].join("\n")
+      })
+      const loaded = yield* loadConfig({}, { config: Path.join(dir, "config.toml") })
+      const local = loaded.config.sources["local"]!
+      assert.deepStrictEqual(local.command, [
+        Path.join(dir, "bin", "server"),
+        "lib/./x.js",
+        Path.resolve(dir, "..", "up.js"),
+        "node"
+      ])
+      assert.strictEqual(local.cwd, Path.join(dir, "work"))
+      assert.strictEqual(loaded.config.sources["far"]!.url, "https://example.com/mcp")
+      assert.strictEqual(loaded.config.sources["far"]!.command, undefined)
+    })
+  )
+})
+
+describe("Config service: what it logs", () => {
+  /** The load's log lines (debug included), as "LEVEL message". */
+  const logged = <A, E>(effect: Effect.Effect<A, E>) =>
+    Effect.gen(function* () {
+      const lines: Array<string> = []
+      const logger = Logger.make(({ logLevel, message }) =>
+        lines.push(`${logLevel.label} ${Array.isArray(message) ? message.join(" ") : String(message)}`)
+      )
+      const result = yield* effect.pipe(
+        Effect.provide(Logger.replace(Logger.defaultLogger, logger)),
+        Logger.withMinimumLogLevel(LogLevel.Debug)
+      )
+      return { result, lines }
+    })
+
+  it.effect("says at debug level which file it read and how many sources, or that there was none", () =>
+    Effect.gen(function* () {
+      const dir = tempDir({ "config.toml": fs })
+      const file = Path.join(dir, "config.toml")
+      const read = yield* logged(loadConfig({}, { config: file }))
+      assert.include(read.lines, `DEBUG config ${file}: 1 source(s)`)
+      const empty = tempDir()
+      const none = yield* logged(loadConfig({ XDG_CONFIG_HOME: empty }))
+      assert.include(
+        none.lines,
+        `DEBUG no config at ${Path.join(empty, "clawtool", "config.toml")}; starting with no sources`
+      )
+      assert.strictEqual(none.result.skipped.length, 0)
+    })
+  )
+
+  it.effect(
+    "a config already served above warns once and keeps its other settings, with no source and nothing skipped",
+    () =>
+      Effect.gen(function* () {
+        const dir = tempDir({ "config.toml": `name_budget = 40\n\n${fs}` })
+        const file = Fs.realpathSync(Path.join(dir, "config.toml"))
+        const { result, lines } = yield* logged(
+          loadConfig({ [configChainVariable]: JSON.stringify([file]) }, { config: file })
+        )
+        assert.deepStrictEqual(
+          lines.filter((line) => line.startsWith("WARN")),
+          [
+            `WARN config ${file} is already served by a clawtool above this one (${configChainVariable}): starting none of its sources`
+          ]
+        )
+        assert.strictEqual(Object.keys(result.config.sources).length, 0)
+        assert.strictEqual(result.config.name_budget, 40)
+        assert.strictEqual(result.skipped.length, 0)
+      })
   )
 })
 
