@@ -1,4 +1,4 @@
-import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js"
+import type { Transport } from "../transport/Sdk.js"
 import { Effect, MutableRef, Option } from "effect"
 import { type ClawtoolConfig, oauthOf } from "../domain/Config.js"
 import { StdioServerTransport } from "../transport/StdioServerTransport.js"

@@ -1,7 +1,6 @@
 import { Deferred, Duration, Effect, Either, MutableRef, Option, Runtime, Stream } from "effect"
 import * as CallPlan from "../domain/CallPlan.js"
 import type { ClawtoolConfig } from "../domain/Config.js"
-import type { TrustConfig } from "../domain/Config/Trust.js"
 import type { CallOptions } from "../domain/Connection.js"
 import { CallError } from "../domain/Errors.js"
 import { HealthRow } from "../domain/Health.js"
@@ -12,6 +11,7 @@ import { Audit } from "./Audit.js"
 import { Config } from "./Config.js"
 import { Pins } from "./Pins.js"
 import * as Catalogs from "./Registry/Catalog.js"
+import { type Confirmation, confirmationsOf } from "./Registry/Confirmations.js"
 import * as Forward from "./Registry/Forward.js"
 import * as Surface from "./Registry/Surface.js"
 import type { Catalog, InstanceTools } from "./Registry/CatalogTypes.js"
@@ -21,6 +21,7 @@ import { Sources } from "./Sources.js"
 import * as Confirm from "./Trust/Confirm.js"
 
 export type { Catalog, CatalogEntry } from "./Registry/CatalogTypes.js"
+export type { Confirmation } from "./Registry/Confirmations.js"
 
 /** A `[tools."i.t"]` table for no configured source is only a warning (at start and after each reload). */
 export const warnUnknownSelectors = (config: ClawtoolConfig) =>
@@ -43,13 +44,6 @@ export const warnUnknownConfirm = (config: ClawtoolConfig) =>
       Effect.logWarning(`config: [trust] confirm "${selector}" names no configured source "${instance}"`),
     { discard: true }
   )
-
-/** A call `[trust] confirm` names: the selector that matched, what it matched, and how to ask (`[trust]`). */
-export interface Confirmation {
-  readonly selector: string
-  readonly target: Confirm.Target
-  readonly settings: Pick<TrustConfig, "confirm_timeout" | "unconfirmed">
-}
 
 /** The same instances with the same tool arrays (Sources keeps an instance's array until its state changes). */
 const sameInput = (a: ReadonlyArray<InstanceTools>, b: ReadonlyArray<InstanceTools>) =>
@@ -176,23 +170,6 @@ export class Registry extends Effect.Service<Registry>()("clawtool/Registry", {
     // `[trust] confirm` (ADR 029), read at start: which listed tools need the user's yes, derived once per catalog.
     const confirmMatcher = Confirm.matcher(config.trust.confirm)
     const settings = config.trust
-    const confirmationsOf = (current: Catalog, input: ReadonlyArray<InstanceTools>) => {
-      const matched = new Map<string, Confirmation>()
-      for (const { instance, tools } of input) {
-        for (const tool of tools) {
-          const target: Confirm.Target = { kind: "source", instance, tool }
-          const selector = confirmMatcher.matching(target)
-          if (selector !== undefined)
-            matched.set(Catalogs.selector(instance, tool.name), { selector, target, settings })
-        }
-      }
-      const byWire = new Map<string, Confirmation>()
-      for (const [wire, route] of current.routes) {
-        const confirmation = matched.get(Catalogs.selector(route.instance, route.tool))
-        if (confirmation !== undefined) byWire.set(wire, confirmation)
-      }
-      return byWire
-    }
     /** Whether `[trust] confirm` names the tool a wire name calls now (undefined: it runs unasked, or is not listed). */
     const confirmationNow = (wire: string): Confirmation | undefined => {
       if (confirmMatcher.empty) return undefined
@@ -204,7 +181,7 @@ export class Registry extends Effect.Service<Registry>()("clawtool/Registry", {
       const current = catalogNow()
       const kept = MutableRef.get(derived)
       if (kept.confirmations?.catalog === current) return kept.confirmations.byWire.get(wire)
-      const byWire = confirmationsOf(current, kept.catalog?.input ?? [])
+      const byWire = confirmationsOf(confirmMatcher, settings, current, kept.catalog?.input ?? [])
       keep({ confirmations: { catalog: current, byWire } })
       return byWire.get(wire)
     }

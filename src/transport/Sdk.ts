@@ -4,6 +4,9 @@ import { Protocol } from "@modelcontextprotocol/sdk/shared/protocol.js"
 import { ProgressNotificationSchema } from "@modelcontextprotocol/sdk/types.js"
 import { isNotification } from "./Envelope.js"
 
+/** The SDK's transport contract, for the services that wrap one (Redaction guards what a host transport sends). */
+export type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js"
+
 /**
  * Every SDK internal clawtool touches, and nothing else (ADR 002): each adapter checks at construction that the
  * members it uses still exist with the expected type, so an SDK upgrade that renames one fails at start-up with
