@@ -96,8 +96,14 @@ export const open = async (args, label = args.map((arg) => Path.basename(arg)).j
  * argv for `clawtool serve` (entry: the snapshot of dist/main.js) over a fresh config with these sources; `sourceToml`
  * (a function of the source's name) is added to its table, e.g. `start = "lazy"`.
  */
+/**
+ * A fresh folder per config: pins (clawtool.lock, issue 25) live beside the config, and sections reuse instance names
+ * for other servers, which a shared lock file would see as changed definitions and hold back.
+ */
+const configFile = () => Path.join(mkdtempSync(Path.join(tmp(), "config-")), "config.toml")
+
 export const clawtoolArgs = (entry, sources, nodeFlags = [], sourceToml = () => "") => {
-  const file = Path.join(tmp(), `config-${Math.random().toString(36).slice(2)}.toml`)
+  const file = configFile()
   const tables = Object.entries(sources).map(
     ([name, args]) =>
       `[sources.${name}]\ncommand = ${JSON.stringify([process.execPath, ...args])}\nstartup_timeout = "60s"\n${sourceToml(name)}`
@@ -108,7 +114,7 @@ export const clawtoolArgs = (entry, sources, nodeFlags = [], sourceToml = () => 
 
 /** argv for `clawtool serve` over a fresh config whose sources are remote: instance → url. */
 export const clawtoolRemoteArgs = (entry, sources) => {
-  const file = Path.join(tmp(), `config-${Math.random().toString(36).slice(2)}.toml`)
+  const file = configFile()
   const tables = Object.entries(sources).map(([name, url]) => `[sources.${name}]\nurl = ${JSON.stringify(url)}\n`)
   writeFileSync(file, tables.join("\n"))
   return [entry, "serve", "--config", file]

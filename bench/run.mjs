@@ -145,6 +145,26 @@ const throughput = async (client, tool, n, concurrency) => {
   return n / ((performance.now() - started) / 1000)
 }
 
+/** One path's round: sequential latencies then c=N throughput, its process's CPU added to the path's tally. */
+const measureRound = async (path, p) => {
+  const cpuBefore = cpuMsOf(path.conn.pid)
+  const latencies = await sequentialLatencies(path.client, path.tool, p.sequential)
+  const rate = await throughput(path.client, path.tool, p.concurrent, p.concurrency)
+  path.cpuMs += cpuMsOf(path.conn.pid) - cpuBefore
+  path.latencies.push(...latencies)
+  path.rates.push(rate)
+  return { p50: median(latencies), rate }
+}
+
+/** A path's figures over every round (CPU per call: the process the client talks to). */
+const summaryOf = (path, p) => ({
+  p50Ms: round(median(path.latencies), 3),
+  p99Ms: round(percentile(path.latencies, 99), 3),
+  throughputRps: Math.round(median(path.rates)),
+  calls: path.latencies.length + path.rates.length * p.concurrent,
+  cpuUsPerCall: Math.round((1000 * path.cpuMs) / (path.latencies.length + path.rates.length * p.concurrent))
+})
+
 /**
  * One child, three paths: direct, through clawtool, and through sdk-proxy.mjs (the leanest relay on the SDK, a
  * reference for what any Node proxy on the SDK costs here). Every path keeps its process open for the whole section.
@@ -185,29 +205,13 @@ const overheadFor = async (childArgs, label) => {
       // Rotate the order so a drift in the machine's load does not favour one path.
       const order = paths.map((_, i) => paths[(i + r) % paths.length])
       const row = {}
-      for (const path of order) {
-        const cpuBefore = cpuMsOf(path.conn.pid)
-        const latencies = await sequentialLatencies(path.client, path.tool, p.sequential)
-        const rate = await throughput(path.client, path.tool, p.concurrent, p.concurrency)
-        path.cpuMs += cpuMsOf(path.conn.pid) - cpuBefore
-        path.latencies.push(...latencies)
-        path.rates.push(rate)
-        row[path.name] = { p50: median(latencies), rate }
-      }
+      for (const path of order) row[path.name] = await measureRound(path, p)
       perRound.push({
         latencyRatio: round(row.clawtool.p50 / row.direct.p50),
         throughputRatio: round(row.clawtool.rate / row.direct.rate)
       })
     }
-    const summary = (path) => ({
-      p50Ms: round(median(path.latencies), 3),
-      p99Ms: round(percentile(path.latencies, 99), 3),
-      throughputRps: Math.round(median(path.rates)),
-      calls: path.latencies.length + path.rates.length * p.concurrent,
-      // CPU of the process the client talks to (the child on the direct path, clawtool or the relay otherwise).
-      cpuUsPerCall: Math.round((1000 * path.cpuMs) / (path.latencies.length + path.rates.length * p.concurrent))
-    })
-    const [direct, clawtool, sdkRelay, lineRelay] = paths.map(summary)
+    const [direct, clawtool, sdkRelay, lineRelay] = paths.map((path) => summaryOf(path, p))
     const ratios = (x) => ({
       addedP50Ms: round(x.p50Ms - direct.p50Ms, 3),
       latencyRatioP50: round(x.p50Ms / direct.p50Ms),
@@ -850,7 +854,7 @@ const trust = async () => {
   const paths = [
     { name: "off", conn: await open(trustArgs(false), "trust off") },
     { name: "on", conn: await open(trustArgs(true), "trust on") }
-  ].map((path) => ({ ...path, client: path.conn.client, latencies: [], rates: [], cpuMs: 0 }))
+  ].map((path) => ({ ...path, client: path.conn.client, tool: "echo__echo", latencies: [], rates: [], cpuMs: 0 }))
   try {
     for (const path of paths) {
       const result = await callEcho(path.client, "echo__echo")
@@ -864,27 +868,13 @@ const trust = async () => {
     for (let r = 0; r < p.rounds; r++) {
       const order = r % 2 === 0 ? paths : [...paths].reverse()
       const row = {}
-      for (const path of order) {
-        const cpuBefore = cpuMsOf(path.conn.pid)
-        const latencies = await sequentialLatencies(path.client, "echo__echo", p.sequential)
-        const rate = await throughput(path.client, "echo__echo", p.concurrent, p.concurrency)
-        path.cpuMs += cpuMsOf(path.conn.pid) - cpuBefore
-        path.latencies.push(...latencies)
-        path.rates.push(rate)
-        row[path.name] = { p50: median(latencies), rate }
-      }
+      for (const path of order) row[path.name] = await measureRound(path, p)
       perRound.push({
         latencyRatio: round(row.on.p50 / row.off.p50),
         throughputRatio: round(row.on.rate / row.off.rate)
       })
     }
-    const summary = (path) => ({
-      p50Ms: round(median(path.latencies), 3),
-      p99Ms: round(percentile(path.latencies, 99), 3),
-      throughputRps: Math.round(median(path.rates)),
-      cpuUsPerCall: Math.round((1000 * path.cpuMs) / (path.latencies.length + path.rates.length * p.concurrent))
-    })
-    const [off, on] = paths.map(summary)
+    const [off, on] = paths.map((path) => summaryOf(path, p))
     const out = {
       plan: p,
       off,
