@@ -1,7 +1,8 @@
 // Issue 25's clean descriptions through `serve` (ADR 029): a source whose tool, prompt and resource definitions hide
 // text (Unicode tags, ANSI, zero-width and bidi characters) is listed to a real SDK host with all of it removed, from
 // a running child and from the persisted catalog alike; what the source sent is cached as sent (the pins hash that),
-// and calls, prompts and reads still route. `tools list` and ToolSearch show the cleaned text too.
+// and calls, prompts and reads still route. `tools list` and ToolSearch show the cleaned text too, and `tools list`'s
+// TRUST column flags the poisoned tools as suspicious.
 import { assert, beforeAll, describe, it } from "@effect/vitest"
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { Effect } from "effect"
@@ -79,6 +80,10 @@ describe("clean descriptions through serve", () => {
           const config = writeConfig(`[sources.poisoned]\ncommand = ${JSON.stringify([process.execPath, poisoned])}\n`)
           const client = yield* serveClient(config)
           assertClean(yield* listed(client))
+          // The SDK's own typed listTools (what a real host parses) reads the same clean text.
+          const typed = yield* Effect.promise(() => client.listTools())
+          assert.strictEqual(typed.tools.find((tool) => tool.name === "poisoned__add")?.description, visibleAdd)
+          assert.isFalse(hidesText(JSON.stringify(typed)))
 
           const sum = yield* Effect.promise(() =>
             client.callTool({ name: "poisoned__add", arguments: { a: 2, b: 3, sidenote: "" } })
@@ -138,10 +143,23 @@ describe("clean descriptions through serve", () => {
         const json = yield* Effect.promise(() => runCliAsync(["tools", "list", "--config", config, "--json"]))
         assert.strictEqual(json.code, 0, json.stderr)
         assert.include(table.stdout, "poisoned__add")
+        // TRUST: the poisoned tools are flagged (on_suspicious = "warn" lists them), the clean one is pinned.
+        const trustOf = (wire: string) =>
+          table.stdout
+            .split("\n")
+            .find((line) => line.startsWith(`${wire} `))
+            ?.split(/ +/)[2]
+        assert.strictEqual(trustOf("poisoned__add"), "suspicious")
+        assert.strictEqual(trustOf("poisoned__ti_me"), "suspicious")
+        assert.strictEqual(trustOf("poisoned__weather"), "pinned")
         // The child's own name (a zero-width space in it) as a person reads it; the wire name is ASCII.
         assert.include(table.stdout, "poisoned.time")
-        const rows = (JSON.parse(json.stdout) as { tools: ReadonlyArray<{ wire: string; original: string }> }).tools
+        const rows = (
+          JSON.parse(json.stdout) as { tools: ReadonlyArray<{ wire: string; original: string; trust: string | null }> }
+        ).tools
         assert.strictEqual(rows.find((row) => row.wire === "poisoned__ti_me")?.original, "time")
+        assert.strictEqual(rows.find((row) => row.wire === "poisoned__add")?.trust, "suspicious")
+        assert.strictEqual(rows.find((row) => row.wire === "poisoned__weather")?.trust, "pinned")
         for (const output of [table.stdout, json.stdout]) assert.isFalse(hidesText(output))
       }),
     60_000
