@@ -10,6 +10,7 @@ import { prefixOf } from "../domain/Config.js"
 import { Audit } from "./Audit.js"
 import { Config } from "./Config.js"
 import { Pins } from "./Pins.js"
+import { Redaction } from "./Redaction.js"
 import * as Catalogs from "./Registry/Catalog.js"
 import { type Confirmation, confirmationsOf } from "./Registry/Confirmations.js"
 import * as Forward from "./Registry/Forward.js"
@@ -82,11 +83,12 @@ interface Derived {
  * provider contract (domain/ToolProvider.ts; CoreTools.Provider in the app's layers).
  */
 export class Registry extends Effect.Service<Registry>()("clawtool/Registry", {
-  dependencies: [Sources.Default, Config.Default, Pins.Default],
+  dependencies: [Sources.Default, Config.Default, Pins.Default, Redaction.Default],
   effect: Effect.gen(function* () {
     const sources = yield* Sources
     // Optional so tests of the Registry alone need none; the app's graph always has it (the dependency above).
     const pins = Option.getOrElse(yield* Effect.serviceOption(Pins), () => Pins.Off)
+    const redaction = yield* Effect.serviceOption(Redaction)
     const { config, live } = yield* Config
     const provider = yield* CurrentToolProvider
     const manifest = provider.listing
@@ -202,9 +204,16 @@ export class Registry extends Effect.Service<Registry>()("clawtool/Registry", {
       const rows = yield* sources.health
       yield* catalog
       const state = yield* pins.state
+      // A child's stderr and the reasons it caused leave toward the host here (SourceHealth, `clawtool health`, which a
+      // host's own shell can run, /readyz): the known secrets are replaced, with the redactor of now.
+      const redact = Option.getOrUndefined(redaction)?.current()
       const counted = rows.map((row) => {
         const quarantined = state.quarantined.get(row.name) ?? 0
-        return quarantined === 0 || row.kind !== "source" ? row : new HealthRow({ ...row, quarantined })
+        const seen =
+          redact?.active === true
+            ? new HealthRow({ ...row, reason: redact.text(row.reason), stderrTail: row.stderrTail.map(redact.text) })
+            : row
+        return quarantined === 0 || row.kind !== "source" ? seen : new HealthRow({ ...seen, quarantined })
       })
       return state.problem === undefined ? counted : [...counted, lockFileRow(state.file, state.problem)]
     })
