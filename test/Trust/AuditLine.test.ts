@@ -36,9 +36,9 @@ describe("AuditLine", () => {
     assert.strictEqual(AuditLine.outcomeOfResult({ content: [], isError: false }), "ok")
   })
 
-  it('args = "none": the SHA-256 of the canonical arguments (key order does not matter), never the arguments', () => {
+  it('args = "none": the SHA-256 of the arguments\' JSON as the host sent them (its key order), never the arguments', () => {
     const line = JSON.parse(AuditLine.format(call, "none", (text) => text.replaceAll("ghp_secretsecret", "[R]")))
-    const canonical = '{"force":true,"repo":"me/x","token":"ghp_secretsecret"}'
+    const sent = '{"repo":"me/x","token":"ghp_secretsecret","force":true}'
     assert.deepStrictEqual(line, {
       time: "2026-01-02T03:04:05.006Z",
       session: "s-1",
@@ -47,12 +47,32 @@ describe("AuditLine", () => {
       tool: "delete_repo",
       outcome: "denied",
       duration_ms: 12.35,
-      bytes_in: canonical.length,
+      bytes_in: sent.length,
       bytes_out: 42,
-      args_sha256: createHash("sha256").update(canonical).digest("hex")
+      args_sha256: createHash("sha256").update(sent).digest("hex")
     })
+    // Not a canonical form: the same arguments in another key order are other bytes, and another hash.
     const reordered = { ...call, arguments: { token: "ghp_secretsecret", force: true, repo: "me/x" } }
-    assert.strictEqual(JSON.parse(AuditLine.format(reordered, "none", undefined)).args_sha256, line.args_sha256)
+    assert.notStrictEqual(JSON.parse(AuditLine.format(reordered, "none", undefined)).args_sha256, line.args_sha256)
+    const none = JSON.parse(AuditLine.format({ ...call, arguments: undefined }, "none", undefined))
+    assert.strictEqual(none.args_sha256, createHash("sha256").update("{}").digest("hex"))
+    assert.strictEqual(none.bytes_in, 2)
+  })
+
+  it("time: the call's start in ISO form with milliseconds, across seconds, days and a fractional start", () => {
+    const timeOf = (at: number) => JSON.parse(AuditLine.format({ ...call, at }, "none", undefined)).time
+    for (const at of [
+      Date.UTC(2026, 0, 2, 3, 4, 5, 6),
+      Date.UTC(2026, 0, 2, 3, 4, 5, 999),
+      Date.UTC(2026, 0, 2, 3, 4, 6, 0),
+      Date.UTC(2026, 0, 2, 3, 4, 6, 40),
+      Date.UTC(2026, 0, 2, 3, 4, 5, 120),
+      Date.UTC(2026, 11, 31, 23, 59, 59, 999),
+      Date.UTC(2027, 0, 1, 0, 0, 0, 1),
+      Date.UTC(2026, 0, 2, 3, 4, 5, 6) + 0.75
+    ]) {
+      assert.strictEqual(timeOf(at), new Date(at).toISOString(), String(at))
+    }
   })
 
   it('args = "redacted" writes the arguments through the redactor; without one, the hash only; "full" as sent', () => {
@@ -78,7 +98,7 @@ describe("AuditLine", () => {
     assert.notProperty(line, "session")
     assert.notProperty(line, "client")
     assert.notProperty(line, "instance")
-    assert.strictEqual(line.bytes_in, Buffer.byteLength('{"force":true,"repo":"me/x","token":"ghp_secretsecret"}'))
+    assert.strictEqual(line.bytes_in, Buffer.byteLength(JSON.stringify(call.arguments)))
   })
 
   it("parse: a line written reads back; a dropped line too; anything else is not an audit line", () => {

@@ -1,6 +1,5 @@
-import { createHash } from "node:crypto"
+import * as Crypto from "node:crypto"
 import { Either, Schema } from "effect"
-import { canonical } from "../../domain/ConfigDiff.js"
 import type { CallError } from "../../domain/Errors.js"
 import type { JsonObject } from "../../domain/Mcp.js"
 
@@ -53,44 +52,64 @@ export type ArgsMode = "none" | "redacted" | "full"
 /** Replaces known secrets in a text (the redaction service's; `args = "redacted"` needs one). */
 export type Redactor = (text: string) => string
 
-const optional = <K extends string, V>(key: K, value: V | undefined): { [P in K]?: V } =>
-  (value === undefined ? {} : { [key]: value }) as { [P in K]?: V }
+/** SHA-256 in hex: Node's one-shot `crypto.hash` (20.12+; no Hash object per line), else a Hash. */
+const sha256: (text: string) => string =
+  typeof Crypto.hash === "function"
+    ? (text) => Crypto.hash("sha256", text, "hex")
+    : (text) => Crypto.createHash("sha256").update(text).digest("hex")
 
-/**
- * The line (without its newline). `none`: the SHA-256 (hex) of the arguments' canonical JSON only; `redacted`: the
- * arguments with every secret `redact` knows replaced; `full`: as sent. Absent arguments count as `{}`. JSON escapes
- * control characters, so nothing a source or host named can forge or hide a line (CWE-117).
- */
-export const format = (call: AuditCall, mode: ArgsMode, redact: Redactor | undefined): string => {
-  const args = canonical(call.arguments ?? {})
-  const argsField =
-    mode === "full"
-      ? { args: JSON.parse(args) as unknown }
-      : mode === "redacted" && redact !== undefined
-        ? { args: redactedArgs(args, redact) }
-        : { args_sha256: createHash("sha256").update(args).digest("hex") }
-  return JSON.stringify({
-    time: new Date(call.at).toISOString(),
-    ...optional("session", call.session),
-    ...optional("client", call.client),
-    ...optional("instance", call.instance),
-    tool: call.tool,
-    outcome: call.outcome,
-    duration_ms: Math.round(call.durationMs * 100) / 100,
-    bytes_in: Buffer.byteLength(args),
-    bytes_out: call.bytesOut,
-    ...optional("trace_id", call.traceId),
-    ...argsField
-  })
+// The ISO time's date and second, kept while the lines of a batch fall in the same second (toISOString per line is a
+// third of the line's cost).
+let isoSecond = Number.NaN
+let isoPrefix = ""
+const isoTime = (at: number): string => {
+  const ms = Math.floor(at)
+  const second = Math.floor(ms / 1000)
+  if (second !== isoSecond) {
+    isoSecond = second
+    isoPrefix = new Date(second * 1000).toISOString().slice(0, 20) // "2026-01-02T03:04:05."
+  }
+  return `${isoPrefix}${String(ms - second * 1000).padStart(3, "0")}Z`
 }
 
-/** The redacted JSON as JSON again; a redactor that broke it leaves the redacted text as a string. */
-const redactedArgs = (args: string, redact: Redactor): unknown => {
+const finite = (value: number) => (Number.isFinite(value) ? value : 0)
+
+/**
+ * The line (without its newline), written as text: no object is built for it. The arguments are their JSON as the host
+ * sent them (JSON.stringify of what its request parsed to: the host's key order, no whitespace; absent arguments are
+ * `{}`). `none`: that JSON's SHA-256 (hex) only; `redacted`: the arguments with every secret `redact` knows replaced;
+ * `full`: as sent. Every string goes through JSON.stringify, which escapes control characters, so nothing a source or
+ * host named can forge or hide a line (CWE-117).
+ */
+export const format = (call: AuditCall, mode: ArgsMode, redact: Redactor | undefined): string => {
+  const args = JSON.stringify(call.arguments ?? {})
+  const argsField =
+    mode === "full"
+      ? `"args":${args}`
+      : mode === "redacted" && redact !== undefined
+        ? `"args":${redactedArgs(args, redact)}`
+        : `"args_sha256":"${sha256(args)}"`
+  return (
+    `{"time":"${isoTime(call.at)}"` +
+    (call.session === undefined ? "" : `,"session":${JSON.stringify(call.session)}`) +
+    (call.client === undefined ? "" : `,"client":${JSON.stringify(call.client)}`) +
+    (call.instance === undefined ? "" : `,"instance":${JSON.stringify(call.instance)}`) +
+    `,"tool":${JSON.stringify(call.tool)},"outcome":"${call.outcome}"` +
+    `,"duration_ms":${finite(Math.round(call.durationMs * 100) / 100)}` +
+    `,"bytes_in":${Buffer.byteLength(args)},"bytes_out":${finite(call.bytesOut)}` +
+    (call.traceId === undefined ? "" : `,"trace_id":${JSON.stringify(call.traceId)}`) +
+    `,${argsField}}`
+  )
+}
+
+/** The redacted JSON when it is still JSON; a redactor that broke it leaves the redacted text as a JSON string. */
+const redactedArgs = (args: string, redact: Redactor): string => {
   const text = redact(args)
   try {
-    return JSON.parse(text) as unknown
-  } catch {
+    JSON.parse(text)
     return text
+  } catch {
+    return JSON.stringify(text)
   }
 }
 
