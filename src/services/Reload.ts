@@ -80,8 +80,11 @@ export class Reload extends Effect.Service<Reload>()("clawtool/Reload", {
       Stream.runForEach(() => reload),
       Effect.forkScoped
     )
-    // The lock file (issue 25) is watched the same way: an approval takes effect without a restart.
-    yield* Stream.runForEach(Stream.debounce(yield* watchTargets([pins.file]), debounce), () => pins.reread).pipe(
+    // The lock file (issue 25) is watched the same way, and re-read on SIGHUP too (a watch that could not be set up, or
+    // whose folder was replaced): an approval takes effect without a restart.
+    yield* Stream.merge(yield* watchTargets([pins.file]), sighups).pipe(
+      Stream.debounce(debounce),
+      Stream.runForEach(() => pins.reread),
       Effect.forkScoped
     )
     return { reload } as const

@@ -1,7 +1,7 @@
 // Pins and quarantine (issue 25, ADR 029) with the built bin, a real child and an SDK host: a tool whose description
 // changes between two runs is held from the host and refused; `trust status|diff|approve` show and approve it; a running
 // serve picks the approval up and sends one list_changed. Bad lock files: corrupt (at start, at a re-read), unwritable,
-// read-only; a source of 10,000 tools.
+// read-only; a source of 10,000 tools. SIGHUP re-reads the lock file.
 import { assert, beforeAll, describe, it } from "@effect/vitest"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { getDefaultEnvironment, StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
@@ -86,7 +86,14 @@ const serve = (config: string) =>
           .sources
     )
     yield* names
-    return { names, call, rows, stderr, noticed: Effect.promise(() => Promise.all(notices)) } as const
+    return {
+      pid: transport.pid!,
+      names,
+      call,
+      rows,
+      stderr,
+      noticed: Effect.promise(() => Promise.all(notices))
+    } as const
   })
 
 describe("a tool whose description changed between two runs", () => {
@@ -169,6 +176,46 @@ describe("a tool whose description changed between two runs", () => {
         })
       ),
     120_000
+  )
+})
+
+describe("SIGHUP", () => {
+  it.live(
+    "re-reads the lock file: an approval written where the serve's watch cannot see it takes effect, with one list_changed",
+    () =>
+      Effect.scoped(
+        Effect.gen(function* () {
+          const { dir, description, config } = setup({ trust: `[trust]\npins = "pins/clawtool.lock"` })
+          const folder = path.join(dir, "pins")
+          const lock = path.join(folder, "clawtool.lock")
+          fs.mkdirSync(folder)
+          assert.strictEqual((yield* toolsList(config)).code, 0)
+          fs.writeFileSync(description, after)
+          const host = yield* serve(config)
+          assert.notInclude(yield* host.names, "rug__search")
+          const recorded = yield* pollUntil(
+            Effect.sync(() => fs.readFileSync(lock, "utf8")),
+            (text) => text.includes("list_repos"),
+            "the pending definition in the lock file"
+          )
+          // The folder is replaced (as a deploy or a restored backup does): the serve's watch stays on the old one.
+          fs.renameSync(folder, `${folder}.old`)
+          fs.mkdirSync(folder)
+          fs.writeFileSync(lock, recorded, { mode: 0o600 })
+          fs.rmSync(`${folder}.old`, { recursive: true, force: true })
+          const approved = yield* cli("trust", "approve", "rug.search", "--config", config)
+          assert.strictEqual(approved.code, 0, approved.stderr)
+          // Past the watch's debounce: nothing has seen the approval yet.
+          yield* Effect.sleep("1 second")
+          assert.notInclude(yield* host.names, "rug__search")
+
+          process.kill(host.pid, "SIGHUP")
+          const [announced] = yield* pollUntil(host.noticed, (lists) => lists.length > 0, "the approval's list_changed")
+          assert.include(announced!, "rug__search")
+          assert.deepStrictEqual(yield* host.call("rug__search"), { isError: false, text: "found:x" })
+        })
+      ),
+    90_000
   )
 })
 
