@@ -1,0 +1,123 @@
+#!/usr/bin/env node
+// trust-ab.mjs: bench section 10's two configs (bench/run.mjs `trustArgs`: trust + redaction of 50 secrets + audit on,
+// against them off) over any number of builds, side by side in one sitting, for a machine too busy for run.mjs's
+// three rounds: each path's clawtool CPU per call is taken per round (c=1 then c=32 calls), and the median and the
+// minimum over the rounds are printed beside the total (a round slowed by a neighbour moves the total, not the median).
+//   node bench/trust-ab.mjs [--rounds N] NAME=DIST_MAIN[:on|:off] ...
+//   e.g. cp -r dist bench/.out/before  (then change, npm run build)
+//        node bench/trust-ab.mjs --rounds 8 before-off=bench/.out/before/main.js:off before-on=bench/.out/before/main.js:on \
+//          off=dist/main.js:off on=dist/main.js:on
+// A copy of dist/ must sit under the repository (bench/.out/ is git-ignored) so that it finds node_modules.
+import { mkdirSync, writeFileSync } from "node:fs"
+import * as Path from "node:path"
+import { callEcho, cleanup, cpuMsOf, echoServer, log, median, open, round, tmp } from "./lib.mjs"
+
+const argv = process.argv.slice(2)
+const at = argv.indexOf("--rounds")
+const rounds = at === -1 ? 8 : Number(argv[at + 1])
+const specs = argv.filter((arg, i) => arg.includes("=") && i !== at + 1)
+if (specs.length === 0) {
+  console.error("usage: node bench/trust-ab.mjs [--rounds N] NAME=DIST_MAIN[:on|:off] ...")
+  process.exit(2)
+}
+const sequential = 1500
+const concurrent = 4000
+const concurrency = 32
+
+/** The config of run.mjs's section 10 (`on`: every default, the audit log in the run's folder; `off`: all off). */
+const args = (name, entry, on) => {
+  const dir = Path.join(tmp(), `ab-${name}`)
+  mkdirSync(dir, { recursive: true })
+  const secrets = Array.from({ length: 50 }, (_, i) => [
+    `BENCH_SECRET_${i}`,
+    `s${i}-${Math.random().toString(36).slice(2)}${Math.random().toString(36).slice(2)}`
+  ])
+  writeFileSync(
+    Path.join(dir, "secrets.toml"),
+    `[scopes.global]\n${secrets.map(([key, value]) => `${key} = "${value}"`).join("\n")}\n`,
+    { mode: 0o600 }
+  )
+  const config = [
+    "[sources.echo]",
+    `command = ${JSON.stringify([process.execPath, echoServer])}`,
+    `env = { BENCH_TOKEN = "\${BENCH_SECRET_0}" }`,
+    "",
+    "[trust]",
+    `pins = ${JSON.stringify(Path.join(dir, "clawtool.lock"))}`,
+    on ? "" : `on_change = "allow"\nredact_secrets = false`,
+    "",
+    "[audit]",
+    on ? `path = ${JSON.stringify(Path.join(dir, "audit.jsonl"))}` : "enabled = false",
+    ""
+  ].join("\n")
+  writeFileSync(Path.join(dir, "config.toml"), config)
+  return [
+    Path.resolve(entry),
+    "serve",
+    "--config",
+    Path.join(dir, "config.toml"),
+    "--secrets",
+    Path.join(dir, "secrets.toml")
+  ]
+}
+
+const latencies = async (client, n) => {
+  const out = []
+  for (let i = 0; i < n; i++) {
+    const started = performance.now()
+    await callEcho(client, "echo__echo")
+    out.push(performance.now() - started)
+  }
+  return out
+}
+const rate = async (client, n) => {
+  let issued = 0
+  const started = performance.now()
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (issued < n) {
+        issued++
+        await callEcho(client, "echo__echo")
+      }
+    })
+  )
+  return n / ((performance.now() - started) / 1000)
+}
+
+const paths = []
+try {
+  for (const spec of specs) {
+    const [name, target] = [spec.slice(0, spec.indexOf("=")), spec.slice(spec.indexOf("=") + 1)]
+    const [entry, mode = "on"] = target.split(":")
+    const conn = await open(args(name, entry, mode === "on"), name)
+    paths.push({ name, conn, cpuMs: 0, calls: 0, perRound: [], p50s: [], rates: [] })
+  }
+  for (const path of paths) {
+    await latencies(path.conn.client, 1000)
+    await rate(path.conn.client, 2000)
+  }
+  for (let r = 0; r < rounds; r++) {
+    for (const path of r % 2 === 0 ? paths : [...paths].reverse()) {
+      const before = cpuMsOf(path.conn.pid)
+      const seen = await latencies(path.conn.client, sequential)
+      const perSecond = await rate(path.conn.client, concurrent)
+      const used = cpuMsOf(path.conn.pid) - before
+      path.cpuMs += used
+      path.calls += sequential + concurrent
+      path.perRound.push((1000 * used) / (sequential + concurrent))
+      path.p50s.push(median(seen))
+      path.rates.push(perSecond)
+    }
+    log(`  round ${r + 1}/${rounds}`)
+  }
+  for (const path of paths) {
+    console.log(
+      `${path.name.padEnd(16)} CPU ${Math.round((1000 * path.cpuMs) / path.calls)} µs/call ` +
+        `(median ${Math.round(median(path.perRound))}, min ${Math.round(Math.min(...path.perRound))}), ` +
+        `p50 ${round(median(path.p50s), 3)} ms, c=${concurrency} ${Math.round(median(path.rates))} calls/s`
+    )
+  }
+} finally {
+  await Promise.all(paths.map((path) => path.conn.close()))
+  cleanup()
+}
