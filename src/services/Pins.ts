@@ -57,7 +57,16 @@ export class Pins extends Effect.Service<Pins>()("clawtool/Pins", {
       if (Option.isNone(configFile)) return Effect.void
       const text = Core.formatLock(MutableRef.get(lock))
       if (text === onDisk) return Effect.void
-      return Effect.tryPromise(() => writeFileAtomic(file, text, { mode: 0o600 })).pipe(
+      // Compare before writing: a file another clawtool wrote since it was last read (`trust approve`) is taken first,
+      // not overwritten; the next listing records what is still pending on top of it.
+      return Effect.flatMap(Effect.either(readLockText(file)), (found) =>
+        Either.isRight(found) && Option.getOrUndefined(found.right) !== onDisk
+          ? Effect.suspend(() => reread)
+          : writeNow(text)
+      )
+    })
+    const writeNow = (text: string) =>
+      Effect.tryPromise(() => writeFileAtomic(file, text, { mode: 0o600 })).pipe(
         Effect.tap(() => {
           onDisk = text
           if (problem?.startsWith("pins not persisted") === true) problem = undefined
@@ -68,7 +77,6 @@ export class Pins extends Effect.Service<Pins>()("clawtool/Pins", {
           return first ? Effect.logWarning(problem) : Effect.void
         })
       )
-    })
     const writing = yield* Effect.makeSemaphore(1)
     const persist = writing.withPermits(1)(write)
     // The last listing's pins reach the file even when a one-shot command ends right after it.
