@@ -4,6 +4,7 @@ import { extractLogLevel } from "./cli/Argv.js"
 import { audit } from "./cli/commands/audit.js"
 import { auth } from "./cli/commands/auth.js"
 import { cache } from "./cli/commands/cache.js"
+import { call } from "./cli/commands/call.js"
 import { connect } from "./cli/commands/connect.js"
 import { health } from "./cli/commands/health.js"
 import { init } from "./cli/commands/init.js"
@@ -19,7 +20,7 @@ export { ExitStatus } from "./cli/Shared.js"
 
 const root = Command.make("clawtool").pipe(
   Command.withDescription("One MCP server for all your MCP servers: spawns, supervises and serves configured sources."),
-  Command.withSubcommands([init, serve, connect, health, source, tools, cache, auth, trust, audit])
+  Command.withSubcommands([init, serve, connect, health, call, source, tools, cache, auth, trust, audit])
 )
 
 /** One example per command, shown under EXAMPLE in its --help (keyed by the command path). */
@@ -28,6 +29,7 @@ const examples: Record<string, string> = {
   serve: "clawtool serve --config ~/.config/clawtool/config.toml",
   connect: "claude mcp add clawtool -- clawtool connect http://127.0.0.1:8765/mcp",
   health: "clawtool health --json",
+  call: "clawtool call notes__add_note --arg title=groceries --arg body='milk, eggs'",
   init: "clawtool init --dry-run",
   source: "clawtool source list",
   "source list": "clawtool source list --json",

@@ -1,0 +1,102 @@
+import { assert, beforeAll, describe, it } from "@effect/vitest"
+import * as fs from "node:fs"
+import * as path from "node:path"
+import { ensureBuilt, runCliAsync as runCli, writeConfig } from "../lib/cli.js"
+import { isRunning, root, stubCommand, tempDir } from "../lib/sources.js"
+
+beforeAll(ensureBuilt, 120_000)
+
+const demo = path.join(root, "examples/demo.toml")
+
+/** Whether `pid` is still running after at most 5 s (a killed group may take the kernel a moment). */
+const stillRunning = async (pid: number) => {
+  for (let waited = 0; waited < 5_000 && isRunning(pid); waited += 50) await new Promise((ok) => setTimeout(ok, 50))
+  return isRunning(pid)
+}
+
+describe("clawtool call (built CLI)", () => {
+  it("calls a demo tool and prints its text; --json prints the whole result; stdout holds nothing else", async () => {
+    const added = await runCli([
+      "call",
+      "--config",
+      demo,
+      "notes__add_note",
+      "--arg",
+      "title=milk",
+      "--arg",
+      "body=2 l"
+    ])
+    assert.strictEqual(added.code, 0, added.stderr)
+    assert.match(added.stdout, /^Added #\d+ milk: 2 l\n$/)
+
+    // <instance>.<tool> names the tool as `tools list` shows its origin; the JSON argument, over --json.
+    const now = await runCli(["call", "--config", demo, "--json", "clock.now", '{"timezone":"UTC"}'])
+    assert.strictEqual(now.code, 0, now.stderr)
+    const result = JSON.parse(now.stdout) as { structuredContent: { timezone: string }; isError?: boolean }
+    assert.strictEqual(result.structuredContent.timezone, "UTC")
+    assert.isUndefined(result.isError)
+
+    // A core tool, with a string argument kept as text.
+    const readme = await runCli(["call", "--config", demo, "Read", "--arg", `file_path=${path.join(root, "LICENSE")}`])
+    assert.strictEqual(readme.code, 0, readme.stderr)
+    assert.include(readme.stdout, "MIT License")
+  })
+
+  it("an unknown tool, bad JSON, an --arg without = are usage errors (exit 2, nothing on stdout)", async () => {
+    const unknown = await runCli(["call", "--config", demo, "notes__add_not"])
+    assert.strictEqual(unknown.code, 2)
+    assert.strictEqual(unknown.stdout, "")
+    assert.include(unknown.stderr, 'clawtool: unknown tool "notes__add_not"; did you mean "notes__add_note"?')
+
+    const bad = await runCli(["call", "--config", demo, "clock__now", "{timezone"])
+    assert.strictEqual(bad.code, 2)
+    assert.strictEqual(bad.stdout, "")
+    assert.include(bad.stderr, "clawtool: the arguments are not valid JSON: ")
+
+    const noValue = await runCli(["call", "--config", demo, "clock__now", "--arg", "timezone"])
+    assert.strictEqual(noValue.code, 2)
+    assert.include(noValue.stderr, 'clawtool: --arg "timezone" is not key=value')
+  })
+
+  it("an error result exits 1 with its text on stderr; [trust] confirm refuses without a terminal; the call is audited; the children stop", async () => {
+    const dir = tempDir("clawtool-call-")
+    const pidFile = path.join(dir, "pid")
+    const state = path.join(dir, "state")
+    const config = writeConfig(
+      `[sources.stub]\ncommand = ${stubCommand("--grandchild", pidFile)}\n\n[trust]\nconfirm = ["stub.add"]\n`
+    )
+    const env = { CLAWTOOL_STATE_DIR: state }
+    const failed = await runCli(["call", "--config", config, "stub__echo"], env)
+    assert.strictEqual(failed.code, 1)
+    assert.strictEqual(failed.stdout, "")
+    assert.include(failed.stderr, "missing text")
+    // Nothing the command started outlives it: the child and the child's own child.
+    for (const file of [pidFile, `${pidFile}.self`]) {
+      const pid = Number(fs.readFileSync(file, "utf8"))
+      assert.isFalse(await stillRunning(pid), `${file}: pid ${pid} still running`)
+    }
+
+    const refused = await runCli(["call", "--config", config, "stub__add", '{"a":1,"b":2}'], env)
+    assert.strictEqual(refused.code, 1)
+    assert.include(refused.stderr, "[trust] confirm")
+    assert.include(refused.stderr, "this host cannot be asked")
+
+    const echoed = await runCli(["call", "--config", config, "stub__echo", "--arg", "text=hi"], env)
+    assert.strictEqual(echoed.code, 0, echoed.stderr)
+    assert.strictEqual(echoed.stdout, "echo:hi\n")
+
+    const lines = fs
+      .readFileSync(path.join(state, "audit.jsonl"), "utf8")
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line) as { tool: string; outcome: string; client: string })
+    assert.deepStrictEqual(
+      lines.map(({ tool, outcome, client }) => [tool, outcome, client]),
+      [
+        ["echo", "error", "clawtool-call"],
+        ["add", "denied", "clawtool-call"],
+        ["echo", "ok", "clawtool-call"]
+      ]
+    )
+  })
+})
