@@ -40,6 +40,7 @@ const examples: Record<string, string> = {
   "source set-secret": "clawtool source set-secret github GITHUB_TOKEN < token.txt",
   tools: "clawtool tools list",
   "tools list": "clawtool tools list --json",
+  "tools search": 'clawtool tools search "create issue" --limit 3',
   "tools enable": "clawtool tools enable github.create_issue",
   "tools disable": "clawtool tools disable github.delete_repo",
   "tools export-typescript": "clawtool tools export-typescript --output ./clawtool-tools --check",

@@ -100,3 +100,43 @@ describe("clawtool call (built CLI)", () => {
     )
   })
 })
+
+describe("clawtool tools search (built CLI)", () => {
+  it("ranks the demo's tools for a query with their scores; --json and --limit; an empty query is a usage error", async () => {
+    const table = await runCli(["tools", "search", "--config", demo, "add a note"])
+    assert.strictEqual(table.code, 0, table.stderr)
+    const [header, ...rows] = table.stdout.trim().split("\n")
+    assert.match(header!, /^SCORE\s+NAME\s+DESCRIPTION$/)
+    const cells = rows.map((row) => row.split(/\s{2,}/))
+    assert.strictEqual(cells[0]![1], "notes__add_note")
+    const scores = cells.map((row) => Number(row[0]))
+    assert.isTrue(
+      scores.every((score, i) => Number.isFinite(score) && score > 0 && (i === 0 || score <= scores[i - 1]!)),
+      table.stdout
+    )
+    assert.strictEqual(rows.length, 5) // the default limit, as ToolSearch's
+
+    const json = await runCli(["tools", "search", "--config", demo, "--json", "--limit", "2", "time zone"])
+    assert.strictEqual(json.code, 0, json.stderr)
+    const found = JSON.parse(json.stdout) as {
+      query: string
+      results: ReadonlyArray<{ name: string; score: number; inputSchema: { properties: object } }>
+      catalogHash: string
+    }
+    assert.strictEqual(found.query, "time zone")
+    assert.deepStrictEqual(
+      found.results.map((hit) => hit.name),
+      ["clock__now", found.results[1]!.name]
+    )
+    assert.strictEqual(found.results.length, 2)
+    assert.property(found.results[0]!.inputSchema.properties, "timezone")
+    assert.match(found.catalogHash, /^[0-9a-f]{64}$/)
+
+    const empty = await runCli(["tools", "search", "--config", demo, " "])
+    assert.strictEqual(empty.code, 2)
+    assert.include(empty.stderr, "clawtool: the query is empty")
+    const tooMany = await runCli(["tools", "search", "--config", demo, "--limit", "51", "note"])
+    assert.strictEqual(tooMany.code, 2)
+    assert.include(tooMany.stderr, "clawtool: --limit is 1 to 50, got 51")
+  })
+})
