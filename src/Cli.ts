@@ -6,6 +6,7 @@ import { auth } from "./cli/commands/auth.js"
 import { cache } from "./cli/commands/cache.js"
 import { call } from "./cli/commands/call.js"
 import { connect } from "./cli/commands/connect.js"
+import { doctor } from "./cli/commands/doctor.js"
 import { health } from "./cli/commands/health.js"
 import { init } from "./cli/commands/init.js"
 import { serve } from "./cli/commands/serve.js"
@@ -20,7 +21,7 @@ export { ExitStatus } from "./cli/Shared.js"
 
 const root = Command.make("clawtool").pipe(
   Command.withDescription("One MCP server for all your MCP servers: spawns, supervises and serves configured sources."),
-  Command.withSubcommands([init, serve, connect, health, call, source, tools, cache, auth, trust, audit])
+  Command.withSubcommands([init, serve, connect, health, call, source, tools, cache, auth, trust, audit, doctor])
 )
 
 /** One example per command, shown under EXAMPLE in its --help (keyed by the command path). */
@@ -45,6 +46,7 @@ const examples: Record<string, string> = {
   "tools disable": "clawtool tools disable github.delete_repo",
   "tools export-typescript": "clawtool tools export-typescript --output ./clawtool-tools --check",
   cache: "clawtool cache clear",
+  doctor: "clawtool doctor --json",
   auth: "clawtool auth status",
   "auth login": "clawtool auth login linear",
   "auth status": "clawtool auth status --json",

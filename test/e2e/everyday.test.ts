@@ -1,5 +1,6 @@
 import { assert, beforeAll, describe, it } from "@effect/vitest"
 import * as fs from "node:fs"
+import * as net from "node:net"
 import * as path from "node:path"
 import { ensureBuilt, runCliAsync as runCli, writeConfig } from "../lib/cli.js"
 import { isRunning, root, stubCommand, tempDir } from "../lib/sources.js"
@@ -138,5 +139,133 @@ describe("clawtool tools search (built CLI)", () => {
     const tooMany = await runCli(["tools", "search", "--config", demo, "--limit", "51", "note"])
     assert.strictEqual(tooMany.code, 2)
     assert.include(tooMany.stderr, "clawtool: --limit is 1 to 50, got 51")
+  })
+})
+
+/** A port nothing listens on (bound, then closed). */
+const closedPort = () =>
+  new Promise<number>((resolve) => {
+    const server = net.createServer().listen(0, "127.0.0.1", () => {
+      const { port } = server.address() as net.AddressInfo
+      server.close(() => resolve(port))
+    })
+  })
+
+const writeFile = (file: string, text: string) => {
+  fs.mkdirSync(path.dirname(file), { recursive: true })
+  fs.writeFileSync(file, text)
+}
+
+describe("clawtool doctor (built CLI)", () => {
+  it("a healthy setup: every check passes, the hosts pointing at clawtool are named; exit 0", async () => {
+    const home = tempDir("clawtool-doctor-home-")
+    writeFile(
+      path.join(home, ".cursor", "mcp.json"),
+      JSON.stringify({ mcpServers: { clawtool: { command: "clawtool", args: ["serve"] } } })
+    )
+    const env = { HOME: home, CLAWTOOL_STATE_DIR: path.join(home, "state") }
+    const report = await runCli(["doctor", "--config", demo], env)
+    assert.strictEqual(report.code, 0, report.stdout + report.stderr)
+    const lines = report.stdout.split("\n")
+    for (const check of [
+      "config",
+      "secrets",
+      "source notes",
+      "source clock",
+      "cache folder",
+      "state folder",
+      "node",
+      "ripgrep"
+    ]) {
+      assert.isTrue(
+        lines.some((line) => new RegExp(`^ok\\s+${check}\\s`).test(line)),
+        `${check}:\n${report.stdout}`
+      )
+    }
+    assert.match(report.stdout, /^ok\s+source notes\s+running, 3 tools \(\d+ ms\)$/m)
+    assert.match(report.stdout, /^ok\s+host Cursor\s+~\/\.cursor\/mcp\.json: points at clawtool \(clawtool\)$/m)
+    assert.notInclude(report.stdout, "fix:")
+    assert.match(report.stdout, /\nall \d+ checks passed\n$/)
+
+    const json = await runCli(["doctor", "--config", demo, "--json"], env)
+    assert.strictEqual(json.code, 0, json.stderr)
+    const { checks } = JSON.parse(json.stdout) as { checks: ReadonlyArray<{ check: string; status: string }> }
+    assert.deepStrictEqual(
+      checks.filter((check) => check.status !== "ok"),
+      []
+    )
+  })
+
+  it("a broken setup: each problem explained with its fix; exit 1", async () => {
+    const home = tempDir("clawtool-doctor-home-")
+    writeFile(
+      path.join(home, ".cursor", "mcp.json"),
+      JSON.stringify({ mcpServers: { github: { command: "npx", args: ["-y", "github-mcp"] } } })
+    )
+    writeFile(path.join(home, ".gemini", "settings.json"), '{\n  "mcpServers": {\n    "x": \n}\n')
+    const cacheFile = path.join(home, "not-a-folder")
+    writeFile(cacheFile, "")
+    const port = await closedPort()
+    const config = writeConfig(
+      `[sources.bad]\ncommand = ${stubCommand("--exit-at-once", "3")}\n\n[sources.good]\ncommand = ${stubCommand()}\n\n[http]\nlisten = "127.0.0.1:${port}"\n`,
+      "doctor.toml"
+    )
+    const secrets = path.join(path.dirname(config), "secrets.toml")
+    writeFile(secrets, '[scopes.global]\nTOKEN = "x"\n')
+    fs.chmodSync(secrets, 0o644)
+    const env = { HOME: home, CLAWTOOL_CACHE_DIR: cacheFile, CLAWTOOL_STATE_DIR: path.join(home, "state") }
+    const report = await runCli(["doctor", "--config", config], env)
+    assert.strictEqual(report.code, 1, report.stdout + report.stderr)
+    const fixOf = (check: RegExp) => {
+      const lines = report.stdout.split("\n")
+      const at = lines.findIndex((line) => check.test(line))
+      assert.notStrictEqual(at, -1, `${check}:\n${report.stdout}`)
+      return lines[at + 1]!.trim()
+    }
+    assert.strictEqual(
+      fixOf(/^FAIL\s+secrets mode\s+.*mode 0644: other users can read the secrets$/),
+      `fix: chmod 600 ${secrets}`
+    )
+    assert.match(
+      fixOf(/^FAIL\s+source bad\s/),
+      /^fix: run it by hand to see why: .*stub-server\.mjs --exit-at-once 3; /
+    )
+    assert.match(report.stdout, /^ok\s+source good\s+running, \d+ tools \(\d+ ms\)$/m)
+    assert.strictEqual(
+      fixOf(new RegExp(`^FAIL\\s+daemon\\s+http://127\\.0\\.0\\.1:${port}/healthz: no answer$`)),
+      `fix: start it: clawtool serve (it listens on [http] listen = "127.0.0.1:${port}"), or remove [http] listen`
+    )
+    assert.strictEqual(
+      fixOf(/^FAIL\s+cache folder\s+.*not-a-folder is not writable/),
+      "fix: make it writable by you, or set CLAWTOOL_CACHE_DIR to a folder that is"
+    )
+    assert.strictEqual(
+      fixOf(/^WARN\s+host Cursor\s+~\/\.cursor\/mcp\.json: still lists 1 server itself \(github\)$/),
+      "fix: clawtool init --apply-hosts moves them into clawtool (--dry-run shows the changes first)"
+    )
+    assert.match(
+      fixOf(/^WARN\s+host Gemini CLI\s+~\/\.gemini\/settings\.json:4: /),
+      /^fix: fix .*settings\.json; clawtool init skips it$/
+    )
+    assert.match(report.stdout, /\n4 of \d+ checks failed, 3 warnings\n$/)
+
+    // A config that does not parse: named with its line, and nothing started.
+    const invalid = writeConfig("[sources.x\ncommand = 1\n", "invalid.toml")
+    const parse = await runCli(["doctor", "--config", invalid], env)
+    assert.strictEqual(parse.code, 1)
+    assert.match(parse.stdout, /^FAIL\s+config\s+.*invalid\.toml.*1/m)
+    assert.include(parse.stdout, `fix: edit ${invalid} where the message says, then run clawtool doctor again`)
+    assert.notInclude(parse.stdout, "source ")
+
+    // Secrets that do not parse: named, and no source is started without them.
+    fs.writeFileSync(secrets, "TOKEN = 1\n")
+    const badSecrets = await runCli(["doctor", "--config", config], env)
+    assert.strictEqual(badSecrets.code, 1)
+    assert.match(badSecrets.stdout, /^FAIL\s+secrets\s+.*secrets\.toml:1/m)
+    assert.include(
+      badSecrets.stdout,
+      `fix: edit ${secrets} where the message says ([scopes.<name>] tables of KEY = "value")`
+    )
+    assert.notInclude(badSecrets.stdout, "source bad")
   })
 })
