@@ -2,8 +2,8 @@ import { assert, beforeAll, describe, it } from "@effect/vitest"
 import { spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
-import { ensureBuilt, freshCacheDir, main, runCliAsync as runCli, tempDirEnv } from "../lib/cli.js"
-import { root } from "../lib/sources.js"
+import { ensureBuilt, freshCacheDir, main, runCliAsync as runCli, tempDirEnv, writeConfig } from "../lib/cli.js"
+import { root, stubCommand } from "../lib/sources.js"
 import { makeHostHome, snapshot } from "../Init/hosts.js"
 
 beforeAll(ensureBuilt, 120_000)
@@ -94,5 +94,22 @@ describe("clawtool init with a host file it cannot read (built CLI)", () => {
     assert.deepStrictEqual(backupsBeside(gemini), [])
     // The readable hosts were still rewritten.
     assert.match(result.stdout, /rewrote Claude Code ~\/\.claude\.json \(backup: /)
+  })
+})
+
+describe("clawtool call on a terminal (built CLI, a pseudo-terminal)", () => {
+  it("[trust] confirm asks the user: a yes runs the call, a no refuses it (exit 1)", async () => {
+    const config = writeConfig(`[sources.stub]\ncommand = ${stubCommand()}\n\n[trust]\nconfirm = ["stub.add"]\n`)
+    const call = ["call", "--config", config, "stub__add", '{"a":1,"b":2}']
+    const yes = await runOnTerminal(call, {}, "y\r")
+    assert.strictEqual(yes.code, 0, yes.output)
+    assert.include(yes.output, "clawtool asks before running stub__add")
+    assert.include(yes.output, 'Arguments: {"a":1,"b":2}')
+    assert.match(yes.output, /Run stub__add\? \[y\/N\] [^\n]*y\r*\n3\r?\n$/)
+
+    const no = await runOnTerminal(call, {}, "n\r")
+    assert.strictEqual(no.code, 1, no.output)
+    assert.include(no.output, "stub__add was not run")
+    assert.include(no.output, "the user declined it")
   })
 })
