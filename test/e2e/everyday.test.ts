@@ -196,6 +196,24 @@ describe("clawtool doctor (built CLI)", () => {
     )
   })
 
+  it("an OAuth source without tokens: its login is a failed check with the login command as the fix", async () => {
+    const port = await closedPort()
+    const config = writeConfig(`[sources.linear]\nurl = "http://127.0.0.1:${port}/mcp"\noauth = true\n`, "oauth.toml")
+    const home = tempDir("clawtool-doctor-home-")
+    const report = await runCli(["doctor", "--config", config], {
+      HOME: home,
+      CLAWTOOL_STATE_DIR: path.join(home, "state")
+    })
+    assert.strictEqual(report.code, 1, report.stdout + report.stderr)
+    assert.match(
+      report.stdout,
+      new RegExp(
+        `^FAIL\\s+oauth linear\\s+not logged in \\(http://127\\.0\\.0\\.1:${port}/mcp\\)\\n\\s+fix: clawtool auth login linear$`,
+        "m"
+      )
+    )
+  })
+
   it("a broken setup: each problem explained with its fix; exit 1", async () => {
     const home = tempDir("clawtool-doctor-home-")
     writeFile(
