@@ -95,10 +95,3 @@ export const resultText = (
   const notes = [...others].map(([kind, count]) => `${count} ${kind} content item(s) not shown (--json prints them)`)
   return { text, notes }
 }
-
-/** The structured reason clawtool gave a result it made itself (`_meta.clawtool.error.reason`), if any. */
-export const clawtoolReason = (result: CallToolResult): string | undefined => {
-  const clawtool = result._meta?.clawtool
-  const error = isJsonObject(clawtool) ? clawtool.error : undefined
-  return isJsonObject(error) && typeof error.reason === "string" ? error.reason : undefined
-}
