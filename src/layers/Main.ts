@@ -79,6 +79,21 @@ export const ServeLive = (location: Location) =>
     Layer.provide(ConfigLocation.layer(location))
   )
 
+/**
+ * `clawtool call`: serve's stack (Gateway over Registry over Sources and CoreTools, the audit log, one host session)
+ * for one in-process host; the Registry (the same one, by memoisation) and Config for the command's own checks.
+ */
+export const CallLive = (location: Location) =>
+  Layer.mergeAll(Gateway.Default, Registry.Default).pipe(
+    Layer.provide(CoreTools.Provider),
+    Layer.provide(Audit.Default),
+    Layer.provide(HostSessions.Default),
+    Layer.provide(TelemetryLive()),
+    Layer.provide(FromConfigLive),
+    Layer.provideMerge(Config.Default),
+    Layer.provide(ConfigLocation.layer(location))
+  )
+
 /** `serve --listen` or `[http] listen`: the address to serve HTTP on; none means stdio. */
 export const listenAddress = (flag: Option.Option<string>) =>
   Effect.map(Config, ({ config }) => Option.orElse(flag, () => Option.fromNullable(config.http.listen)))

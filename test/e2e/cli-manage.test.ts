@@ -179,22 +179,37 @@ describe("help and flags (built CLI, piped)", () => {
     ["tools", "export-typescript"],
     ["trust", "status"],
     ["trust", "diff"],
-    ["trust", "approve"]
+    ["trust", "approve"],
+    ["call"],
+    ["tools", "search"],
+    ["doctor"],
+    ["completions"]
   ]
 
-  it("--help of every command: no escape codes, no filler descriptions, full usage, an example", async () => {
+  it("--help of every command (piped): no escape codes, no filler, the synopsis with the full path, examples; help <command> the same", async () => {
     for (const command of commands) {
       const result = await runCli([...command, "--help"])
       assert.strictEqual(result.code, 0, `${command.join(" ")}: ${result.stderr}`)
       assert.notInclude(result.stdout, "\x1b[", command.join(" "))
       assert.notInclude(result.stdout, "A user-defined piece of text", command.join(" "))
-      assert.include(result.stdout, `\n$ ${["clawtool", ...command].join(" ")}`, command.join(" "))
-      assert.match(result.stdout, /EXAMPLE\n\n {2}\$ clawtool /, command.join(" "))
+      assert.include(result.stdout, `SYNOPSIS\n    ${["clawtool", ...command].join(" ")}`, command.join(" "))
+      assert.match(result.stdout, /EXAMPLES\n {4}\$ /, command.join(" "))
+      assert.notInclude(result.stdout, "This setting is optional", command.join(" "))
+      // `clawtool help <command>` is the same page.
+      if (command.length === 2 && command[0] === "tools") {
+        assert.strictEqual((await runCli(["help", ...command])).stdout, result.stdout, command.join(" "))
+      }
     }
     const root = (await runCli(["--help"])).stdout
-    assert.include(root, "- clawtool serve ")
-    assert.include(root, "- clawtool source add ")
-  })
+    assert.match(root, /\n {2}serving\n {4}serve /)
+    assert.match((await runCli(["source"])).stdout, /\nCOMMANDS\n(.*\n)* {4}add +Add a source/)
+    const unknown = await runCli(["help", "sorce"])
+    assert.strictEqual(unknown.code, 2)
+    assert.include(unknown.stderr, 'clawtool: no command "sorce"; did you mean "source"?')
+    const completions = await runCli(["completions", "bash"])
+    assert.strictEqual(completions.code, 0, completions.stderr)
+    assert.include(completions.stdout, "complete -F _clawtool_bash_completions")
+  }, 150_000)
 
   it("a --secrets file that does not exist exits 2; --log-level after the subcommand works; --wizard without a terminal exits 2", async () => {
     const config = writeConfig(original)

@@ -364,10 +364,10 @@ describe("clawtool auth (built CLI) against an OAuth authorization server starte
         assert.strictEqual(result.code, 0, `${command.join(" ")}: ${result.stderr}`)
         assert.notInclude(result.stdout, "\x1b[", command.join(" "))
         assert.notInclude(result.stdout, "A user-defined piece of text", command.join(" "))
-        assert.include(result.stdout, `\n$ ${["clawtool", ...command].join(" ")}`, command.join(" "))
-        assert.match(result.stdout, /EXAMPLE\n\n {2}\$ clawtool auth /, command.join(" "))
+        assert.include(result.stdout, `SYNOPSIS\n    ${["clawtool", ...command].join(" ")}`, command.join(" "))
+        assert.match(result.stdout, /EXAMPLES\n {4}\$ clawtool auth /, command.join(" "))
       }
-      assert.include((yield* cli(["--help"])).stdout, "- clawtool auth login ")
+      assert.match((yield* cli(["auth", "--help"])).stdout, /\nCOMMANDS\n(.*\n)* {4}login /)
     })
   )
 

@@ -6,6 +6,7 @@ import { Config } from "../../services/Config.js"
 import { Registry } from "../../services/Registry.js"
 import type { Catalog } from "../../services/Registry/CatalogTypes.js"
 import { catalogLine, collisionLines, renderTable } from "../../text.js"
+import { defaultSearchLimit, maxSearchLimit } from "../../services/CoreTools/Discovery.js"
 import { Sources } from "../../services/Sources.js"
 import * as Clean from "../../services/Trust/Clean.js"
 import { EditError } from "../ConfigEdit.js"
@@ -126,6 +127,64 @@ const toolsList = Command.make("list", { config, secrets, json }, (options) =>
   )
 )
 
+const query = Args.text({ name: "query" }).pipe(
+  Args.withDescription('Keywords for the task, as an agent gives ToolSearch ("read file", "create issue")')
+)
+const limit = Options.integer("limit").pipe(
+  Options.withPseudoName("N"),
+  Options.withDefault(defaultSearchLimit),
+  Options.withDescription(`How many tools to show, the best first (1-${maxSearchLimit}; default ${defaultSearchLimit})`)
+)
+
+/** A description's first line, cut to `width` characters: the table stays one line per tool. */
+const firstLine = (text: string | undefined, width: number) => {
+  const line = (text ?? "").split("\n")[0]!.trim()
+  return line.length <= width ? line : `${line.slice(0, width - 1)}…`
+}
+
+const toolsSearch = Command.make("search", { config, secrets, json, query, limit }, (options) =>
+  Effect.gen(function* () {
+    if (options.query.trim() === "") return yield* new EditError({ detail: "the query is empty: give a few keywords" })
+    if (options.limit < 1 || options.limit > maxSearchLimit) {
+      return yield* new EditError({ detail: `--limit is 1 to ${maxSearchLimit}, got ${options.limit}` })
+    }
+    const sources = yield* Sources
+    yield* settle(sources)
+    const registry = yield* Registry
+    yield* warnNotRunning(sources, "its tools are not searched")
+    const { hash, hits } = yield* registry.search(options.query, options.limit)
+    if (options.json) {
+      return yield* Console.log(
+        JSON.stringify(
+          {
+            query: options.query,
+            results: hits.map((hit) => ({
+              name: hit.name,
+              score: hit.score,
+              ...(hit.description === undefined ? {} : { description: hit.description }),
+              inputSchema: hit.inputSchema
+            })),
+            catalogHash: hash
+          },
+          null,
+          2
+        )
+      )
+    }
+    if (hits.length === 0) return yield* Console.log(`no tool matches ${JSON.stringify(options.query)}`)
+    yield* Console.log(
+      renderTable(
+        ["SCORE", "NAME", "DESCRIPTION"],
+        hits.map((hit) => [hit.score.toFixed(2), hit.name, firstLine(hit.description, 72)])
+      )
+    )
+  }).pipe(withStartedSources(options), reportEdit)
+).pipe(
+  Command.withDescription(
+    "Start every source, then search the listed tools as the ToolSearch tool does (BM25 over names, descriptions and parameters): the best matches with their scores, wire names and descriptions; --json adds each input schema and the catalog hash."
+  )
+)
+
 const output = Options.text("output").pipe(
   Options.withAlias("o"),
   Options.withPseudoName("DIR"),
@@ -204,6 +263,6 @@ const toolsToggle = (enabled: boolean) =>
   )
 
 export const tools = Command.make("tools").pipe(
-  Command.withDescription("Inspect, enable, disable and export the tool catalog clawtool serves."),
-  Command.withSubcommands([toolsList, toolsToggle(true), toolsToggle(false), exportTypeScript])
+  Command.withDescription("Inspect, search, enable, disable and export the tool catalog clawtool serves."),
+  Command.withSubcommands([toolsList, toolsSearch, toolsToggle(true), toolsToggle(false), exportTypeScript])
 )
