@@ -16,6 +16,7 @@ import * as Forward from "./Registry/Forward.js"
 import * as Surface from "./Registry/Surface.js"
 import type { Catalog, InstanceTools } from "./Registry/CatalogTypes.js"
 import * as NameBudget from "./Registry/NameBudget.js"
+import * as Profiles from "./Registry/Profiles.js"
 import type * as ToolSearch from "./Registry/ToolSearch.js"
 import { Sources } from "./Sources.js"
 import * as Confirm from "./Trust/Confirm.js"
@@ -23,17 +24,23 @@ import * as Confirm from "./Trust/Confirm.js"
 export type { Catalog, CatalogEntry } from "./Registry/CatalogTypes.js"
 export type { Confirmation } from "./Registry/Confirmations.js"
 
-/** A `[tools."i.t"]` table for no configured source is only a warning (at start and after each reload). */
+/**
+ * A `[tools."i.t"]` table for no configured source is only a warning (at start and after each reload); so is what a
+ * profile or token names that does not exist (issue 26).
+ */
 export const warnUnknownSelectors = (config: ClawtoolConfig) =>
-  Effect.forEach(
-    Object.keys(config.tools),
-    (key) => {
-      const instance = key.slice(0, key.indexOf("."))
-      return config.sources[instance] === undefined
-        ? Effect.logWarning(`config: [tools."${key}"] names no configured source "${instance}"`)
-        : Effect.void
-    },
-    { discard: true }
+  Effect.zipRight(
+    Effect.forEach(
+      Object.keys(config.tools),
+      (key) => {
+        const instance = key.slice(0, key.indexOf("."))
+        return config.sources[instance] === undefined
+          ? Effect.logWarning(`config: [tools."${key}"] names no configured source "${instance}"`)
+          : Effect.void
+      },
+      { discard: true }
+    ),
+    Effect.forEach(Profiles.problems(config), (problem) => Effect.logWarning(`config: ${problem}`), { discard: true })
   )
 
 /** A `[trust] confirm` selector naming no configured source is only a warning, at start (`[trust]` is read then). */
