@@ -18,7 +18,7 @@ export const serve = Command.make("serve", { config, secrets, listen }, (options
     Effect.gen(function* () {
       const address = yield* listenAddress(options.listen)
       if (Option.isSome(address)) return yield* Effect.flatMap(Daemon, (daemon) => daemon.serve(address.value))
-      return yield* Effect.flatMap(Gateway, (gateway) => gateway.serve)
+      return yield* Effect.flatMap(Gateway, (gateway) => gateway.serve())
     }).pipe(Effect.provide(DaemonLive(options, options.listen)))
   )
 ).pipe(

@@ -4,7 +4,7 @@ import { resumeOptimiser } from "../../heap.js"
 import type { Cancels } from "../../transport/Cancels.js"
 import type { StdioServerTransport } from "../../transport/StdioServerTransport.js"
 import type { AuditRecorder } from "../Audit.js"
-import type { Registry } from "../Registry.js"
+import type { RegistryView as Registry } from "../Registry.js"
 import { type Outcome, outcomeOfError, outcomeOfResult } from "../Trust/AuditLine.js"
 import { callErrorResult, unserialisable } from "./Replies.js"
 
