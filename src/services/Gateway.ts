@@ -110,7 +110,14 @@ export class Gateway extends Effect.Service<Gateway>()("clawtool/Gateway", {
     const session = (transport: Transport, options: SessionOptions = {}) =>
       Effect.gen(function* () {
         const edge = makeEdge(runtime)
-        const recorder = Option.getOrUndefined(audit)?.recorder(options.id, () => edge.server.getClientVersion()?.name)
+        const recorder = Option.getOrUndefined(audit)?.recorder(
+          options.id,
+          () => edge.server.getClientVersion()?.name,
+          {
+            profile: options.profile,
+            token: options.token
+          }
+        )
         const view = yield* sessions.join({
           id: options.id ?? "stdio",
           stateless: options.stateless,

@@ -48,6 +48,8 @@ export const intercept = (options: {
       durationMs: ended - started,
       session: recorder.session,
       client: recorder.client(),
+      profile: recorder.profile,
+      token: recorder.token,
       instance: route === "core" ? "core" : route?.instance,
       tool: route === undefined || route === "core" ? call.name : route.tool,
       outcome,

@@ -74,6 +74,8 @@ const auditCall = <A, E>(
           durationMs: performance.now() - started,
           session: audit.session,
           client: audit.client(),
+          profile: audit.profile,
+          token: audit.token,
           instance: route === "core" ? "core" : route?.instance,
           tool: route === undefined || route === "core" ? wire : route.tool,
           outcome: Exit.isSuccess(exit)

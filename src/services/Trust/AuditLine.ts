@@ -36,6 +36,10 @@ export interface AuditCall {
   readonly session: string | undefined
   /** The host's clientInfo.name from its initialize. */
   readonly client: string | undefined
+  /** The profile the session sees (issue 26); absent: the whole catalog. */
+  readonly profile?: string | undefined
+  /** The name of the daemon token the session came with (never the token). */
+  readonly token?: string | undefined
   /** The source instance, "core" for clawtool's own tools, absent for a name nothing routes to. */
   readonly instance: string | undefined
   /** The tool's own name (the wire name when nothing routes it). */
@@ -73,6 +77,8 @@ export const format = (call: AuditCall, mode: ArgsMode, redact: Redactor | undef
     time: new Date(call.at).toISOString(),
     ...optional("session", call.session),
     ...optional("client", call.client),
+    ...optional("profile", call.profile),
+    ...optional("token", call.token),
     ...optional("instance", call.instance),
     tool: call.tool,
     outcome: call.outcome,
@@ -106,6 +112,8 @@ export const Entry = Schema.Struct({
   time: Schema.String,
   session: Schema.optional(Schema.String),
   client: Schema.optional(Schema.String),
+  profile: Schema.optional(Schema.String),
+  token: Schema.optional(Schema.String),
   instance: Schema.optional(Schema.String),
   tool: Schema.String,
   outcome: Schema.Literal(...outcomes),
