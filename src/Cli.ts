@@ -7,6 +7,7 @@ import { cache } from "./cli/commands/cache.js"
 import { connect } from "./cli/commands/connect.js"
 import { health } from "./cli/commands/health.js"
 import { init } from "./cli/commands/init.js"
+import { profile } from "./cli/commands/profile.js"
 import { serve } from "./cli/commands/serve.js"
 import { source } from "./cli/commands/source.js"
 import { tools } from "./cli/commands/tools.js"
@@ -19,7 +20,7 @@ export { ExitStatus } from "./cli/Shared.js"
 
 const root = Command.make("clawtool").pipe(
   Command.withDescription("One MCP server for all your MCP servers: spawns, supervises and serves configured sources."),
-  Command.withSubcommands([init, serve, connect, health, source, tools, cache, auth, trust, audit])
+  Command.withSubcommands([init, serve, connect, health, source, tools, profile, cache, auth, trust, audit])
 )
 
 /** One example per command, shown under EXAMPLE in its --help (keyed by the command path). */
@@ -41,6 +42,8 @@ const examples: Record<string, string> = {
   "tools enable": "clawtool tools enable github.create_issue",
   "tools disable": "clawtool tools disable github.delete_repo",
   "tools export-typescript": "clawtool tools export-typescript --output ./clawtool-tools --check",
+  profile: "clawtool profile list",
+  "profile list": "clawtool profile list --json",
   cache: "clawtool cache clear",
   auth: "clawtool auth status",
   "auth login": "clawtool auth login linear",

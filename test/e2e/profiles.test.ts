@@ -168,6 +168,59 @@ describe("profiles over stdio", () => {
   })
 })
 
+describe("profiles in the CLI", () => {
+  it("profile list: each view's endpoint, sources, tools, catalog mode and tokens; health and tools list per profile", () => {
+    const starts = path.join(tempDir(), "starts")
+    const config = writeConfig(
+      profilesConfig(
+        starts,
+        `[profiles.ghost]\nsources = ["nowhere"]\ntools = ["stub.no_such_*"]\ncatalog = "search"\n`
+      )
+    )
+    const listed = runCli(["profile", "list", "--config", config, "--json"])
+    assert.strictEqual(listed.code, 0, listed.stderr)
+    const rows = JSON.parse(listed.stdout) as ReadonlyArray<Record<string, unknown>>
+    assert.deepStrictEqual(
+      rows.map((row) => [row.name, row.endpoint, row.sources, row.catalog, row.readOnly]),
+      [
+        ["default", "/mcp", ["files", "stub"], "full", false],
+        ["chat", "/mcp/chat", ["stub"], "full", false],
+        ["code", "/mcp/code", ["files"], "full", false],
+        ["ghost", "/mcp/ghost", [], "search", false],
+        ["ro", "/mcp/ro", ["files", "stub"], "full", true]
+      ]
+    )
+    const byName = new Map(rows.map((row) => [row.name, row]))
+    // code: six files tools, Read, SourceHealth, ToolSearch; its tools/list's tokens are less than the whole one's.
+    assert.strictEqual(byName.get("code")!.tools, 9)
+    assert.isBelow(byName.get("code")!.tokens as number, byName.get("default")!.tokens as number)
+    assert.isAbove(byName.get("code")!.tokens as number, 0)
+    // What a profile names that does not exist: warnings naming it.
+    assert.include(listed.stderr, `warning: [profiles.ghost] sources names no configured source "nowhere"`)
+    assert.include(
+      listed.stderr,
+      `warning: [profiles.ghost] tools "stub.no_such_*" matches no tool of the running sources`
+    )
+
+    const table = runCli(["profile", "list", "--config", config])
+    assert.match(table.stdout, /^PROFILE\s+ENDPOINT\s+SOURCES\s+TOOLS\s+CATALOG\s+READ-ONLY\s+~TOKENS/m)
+
+    const health = runCli(["health", "--config", config, "--profile", "code", "--json"])
+    assert.strictEqual(health.code, 0, health.stderr)
+    assert.deepStrictEqual(
+      (JSON.parse(health.stdout) as ReadonlyArray<{ name: string }>).map((row) => row.name),
+      ["files"]
+    )
+    const tools = runCli(["tools", "list", "--config", config, "--profile", "chat", "--json"])
+    const wires = (JSON.parse(tools.stdout) as { tools: ReadonlyArray<{ wire: string }> }).tools.map((row) => row.wire)
+    assert.isTrue(
+      wires.every((wire) => wire.startsWith("stub__") || !wire.includes("__")),
+      wires.join(",")
+    )
+    assert.notInclude(wires, "Bash")
+  })
+})
+
 const tokens = `
 [http.tokens.alice]
 token = "alice-secret-token"

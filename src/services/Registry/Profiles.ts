@@ -118,6 +118,25 @@ export const problems = (config: ClawtoolConfig): ReadonlyArray<string> => {
   return found
 }
 
+/**
+ * The selectors of the config's profiles that match no tool of the whole catalog (`profile list` warns, as `tools list`
+ * does for `[tools]` tables): the catalog is only known once the sources run.
+ */
+export const unmatched = (
+  config: ClawtoolConfig,
+  entries: ReadonlyArray<Pick<CatalogEntry, "kind" | "instance" | "original">>
+): ReadonlyArray<string> =>
+  Object.entries(config.profiles).flatMap(([name, profile]) =>
+    profile.tools.flatMap((selector) => {
+      const bare = selector.replace(/^!/, "")
+      if (bare === "*") return []
+      const matches = selectorMatcher(bare)
+      return entries.some((entry) => entry.kind === "source" && matches(entry.instance, entry.original))
+        ? []
+        : [`[profiles.${name}] tools "${selector}" matches no tool of the running sources`]
+    })
+  )
+
 /** A profile's health: the rows of its sources, and every row that is not a source's (the config, the audit log). */
 export const healthOf = (profile: Profile, rows: ReadonlyArray<HealthRow>): ReadonlyArray<HealthRow> =>
   rows.filter((row) => row.kind !== "source" || profile.instances.has(row.name))
