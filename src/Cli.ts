@@ -9,6 +9,7 @@ import { connect } from "./cli/commands/connect.js"
 import { doctor } from "./cli/commands/doctor.js"
 import { health } from "./cli/commands/health.js"
 import { init } from "./cli/commands/init.js"
+import { profile } from "./cli/commands/profile.js"
 import { serve } from "./cli/commands/serve.js"
 import { source } from "./cli/commands/source.js"
 import { tools } from "./cli/commands/tools.js"
@@ -62,6 +63,7 @@ const root = Command.make("clawtool").pipe(
     call,
     source,
     tools,
+    profile,
     cache,
     auth,
     trust,
@@ -81,6 +83,7 @@ const groups: Record<string, string> = {
   health: "sources",
   tools: "tools",
   call: "tools",
+  profile: "serving",
   trust: "trust",
   audit: "trust",
   auth: "auth",
@@ -111,6 +114,8 @@ const examples: Record<string, string | ReadonlyArray<string>> = {
   "tools enable": "clawtool tools enable github.create_issue",
   "tools disable": "clawtool tools disable github.delete_repo",
   "tools export-typescript": "clawtool tools export-typescript --output ./clawtool-tools --check",
+  profile: "clawtool profile list",
+  "profile list": "clawtool profile list --json",
   cache: "clawtool cache clear",
   doctor: "clawtool doctor --json",
   auth: "clawtool auth status",

@@ -4,7 +4,7 @@ import * as Fs from "node:fs"
 import * as Path from "node:path"
 import type { ClawtoolConfig } from "../domain/Config.js"
 import { ConfigError } from "../domain/Errors.js"
-import type { Choices } from "../domain/Suggest.js"
+import { choices, type Choices, didYouMean } from "../domain/Suggest.js"
 import { HealthLive, type Location } from "../layers/Main.js"
 import { ProcessEnv, resolveConfigPaths } from "../services/Config.js"
 import type { Sources } from "../services/Sources.js"
@@ -28,6 +28,27 @@ export const secrets = Options.text("secrets").pipe(
   Options.withDescription("Secrets file. Default: secrets.toml beside the config file")
 )
 export const json = Options.boolean("json").pipe(Options.withDescription("Print JSON instead of a table"))
+
+/** `--profile NAME`: a `[profiles.<name>]` view instead of the whole catalog (issue 26). */
+export const profile = Options.text("profile").pipe(
+  Options.withPseudoName("NAME"),
+  Options.optional,
+  Options.withDescription("A profile of the config ([profiles.NAME]): only what it sees. Default: every tool")
+)
+
+/** A profile the config does not define is a usage error (exit 2) naming the ones it does. */
+export const checkProfile = (name: Option.Option<string>, loaded: ClawtoolConfig) =>
+  Option.isNone(name) || loaded.profiles[name.value] !== undefined
+    ? Effect.succeed(Option.getOrUndefined(name))
+    : Effect.zipRight(
+        Console.error(
+          `clawtool: no profile named ${JSON.stringify(name.value)}${didYouMean(name.value, Object.keys(loaded.profiles))}${choices(
+            Object.keys(loaded.profiles),
+            { label: "known profiles", none: "the config defines no profiles ([profiles.<name>])" }
+          )}`
+        ),
+        Effect.fail(new ExitStatus({ code: 2 }))
+      )
 
 export const configForEdit = Options.text("config").pipe(
   Options.withAlias("c"),

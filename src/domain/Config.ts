@@ -6,6 +6,7 @@
  * - CoreTools: `[core_tools]`;
  * - Clawtool: the whole file (ClawtoolConfig) and its other tables (tools, limits, http, observability, ...);
  * - Trust: `[trust]` and `[audit]`;
+ * - Profiles: `[profiles]`, source `tags` and `[http.tokens]` (issue 26);
  * - HostJson: a host's mcpServers/servers JSON file decoded into the same ClawtoolConfig.
  * None of them imports this file, so re-exporting them here hides no cycle (`npm run cycles`).
  */
@@ -26,6 +27,7 @@ export {
   isCoreToolName,
   WebFetchConfig
 } from "./Config/CoreTools.js"
+export { defaultView, HttpToken, ProfileConfig, ProfileName, ProfileSelector } from "./Config/Profiles.js"
 export { AuditConfig, ConfirmSelector, TrustConfig } from "./Config/Trust.js"
 export { DecodedConfig, McpServersJson, SkippedEntry } from "./Config/HostJson.js"
 export { isRemote, OAuthConfig, oauthOf, prefixOf, SourceConfig, type SourceTarget, targetOf } from "./Config/Source.js"

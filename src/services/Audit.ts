@@ -20,6 +20,9 @@ export interface AuditRecorder {
   readonly session: string | undefined
   /** The host's clientInfo.name, once it initialized. */
   readonly client: () => string | undefined
+  /** The profile the session sees, and the name of the daemon token it came with (issue 26). */
+  readonly profile?: string | undefined
+  readonly token?: string | undefined
   /** A synchronous, non-blocking offer: when the queue is full the line is dropped and counted. */
   readonly record: (call: AuditCall) => void
 }
@@ -33,7 +36,11 @@ const batchSize = 256
 export interface AuditLog {
   readonly enabled: boolean
   /** What one session records with (session: the daemon's id; client: its initialize clientInfo.name); none when off. */
-  readonly recorder: (session: string | undefined, client: () => string | undefined) => AuditRecorder | undefined
+  readonly recorder: (
+    session: string | undefined,
+    client: () => string | undefined,
+    access?: { readonly profile?: string | undefined; readonly token?: string | undefined }
+  ) => AuditRecorder | undefined
   /** The audit's Health row while something is wrong (not written, lines dropped); none otherwise. */
   readonly health: Effect.Effect<ReadonlyArray<HealthRow>>
   /** Lines dropped so far because the queue was full. */
@@ -131,7 +138,12 @@ export const make = Effect.fn("Audit.make")(function* (
     return []
   })
 
-  return { enabled: true, recorder: (session, client) => ({ session, client, record }), health, dropped: () => dropped }
+  return {
+    enabled: true,
+    recorder: (session, client, access) => ({ session, client, ...access, record }),
+    health,
+    dropped: () => dropped
+  }
 })
 
 /**

@@ -2,16 +2,10 @@ import { Deferred, Effect, FiberMap, Option, Runtime } from "effect"
 import { randomUUID } from "node:crypto"
 import type * as http from "node:http"
 import { ConfigError } from "../domain/Errors.js"
-import {
-  bearerMatches,
-  hostAllowed,
-  isLoopback,
-  type ListenAddress,
-  originAllowed,
-  parseListen
-} from "../transport/HttpGuard.js"
+import { hostAllowed, isLoopback, type ListenAddress, originAllowed, parseListen } from "../transport/HttpGuard.js"
 import { type HttpServerTransport, loadHttpServerTransports } from "../transport/HttpServerTransport.js"
 import { Config } from "./Config.js"
+import * as Access from "./Daemon/Access.js"
 import { Gateway } from "./Gateway.js"
 import { HostSessions } from "./HostSessions.js"
 import { expand, Secrets } from "./Secrets.js"
@@ -56,7 +50,8 @@ const isInitialize = (body: unknown): boolean =>
 /** What `[http]` and `--listen` resolve to, checked before anything listens. */
 export interface DaemonSettings {
   readonly listen: ListenAddress
-  readonly token: string | undefined
+  /** `[http] token` (reaching every view) and each `[http.tokens.<name>]`, resolved; none: no token is asked for. */
+  readonly tokens: ReadonlyArray<Access.NamedToken>
   readonly allowedHosts: ReadonlyArray<string>
   readonly allowedOrigins: ReadonlyArray<string>
   readonly stateless: boolean
@@ -75,7 +70,7 @@ export class Daemon extends Effect.Service<Daemon>()("clawtool/Daemon", {
     const gateway = yield* Gateway
     const hostSessions = yield* HostSessions
     const secrets = yield* Secrets
-    const { config, file } = yield* Config
+    const { config, file, live } = yield* Config
     const where = Option.getOrElse(file, () => "(no config file)")
     const invalid = (keyPath: string, detail: string) =>
       new ConfigError({ reason: "Invalid", file: where, keyPath, detail })
@@ -91,18 +86,31 @@ export class Daemon extends Effect.Service<Daemon>()("clawtool/Daemon", {
             `expected HOST:PORT like "127.0.0.1:8765", got ${JSON.stringify(listenText)}`
           )
         }
-        let token: string | undefined
-        if (http.token !== undefined) {
-          const expanded = expand(http.token, (name) => secrets.lookup("global", name))
-          if (expanded.missing.length > 0 || expanded.value === "") {
-            return yield* invalid(
-              "http.token",
-              `the token is empty: set ${expanded.missing.join(", ") || "it"} (secrets.toml [scopes.global] or the environment)`
-            )
-          }
-          token = expanded.value
+        const resolve = (keyPath: string, text: string) => {
+          const expanded = expand(text, (name) => secrets.lookup("global", name))
+          return expanded.missing.length > 0 || expanded.value === ""
+            ? Effect.fail(
+                invalid(
+                  keyPath,
+                  `the token is empty: set ${expanded.missing.join(", ") || "it"} (secrets.toml [scopes.global] or the environment)`
+                )
+              )
+            : Effect.succeed(expanded.value)
         }
-        if (token === undefined && !isLoopback(listen.host)) {
+        const tokens: Array<Access.NamedToken> = []
+        if (http.token !== undefined) {
+          tokens.push({ name: Access.mainTokenName, value: yield* resolve("http.token", http.token), reaches: "every" })
+        }
+        // Named tokens (issue 26): each reaches only its views; two with one value could not be told apart.
+        for (const [name, named] of Object.entries(http.tokens)) {
+          const value = yield* resolve(`http.tokens.${name}.token`, named.token)
+          const same = tokens.find((other) => other.value === value)
+          if (same !== undefined) {
+            return yield* invalid(`http.tokens.${name}.token`, `has the same value as the token "${same.name}"`)
+          }
+          tokens.push({ name, value, reaches: new Set(named.profiles) })
+        }
+        if (tokens.length === 0 && !isLoopback(listen.host)) {
           return yield* invalid(
             "http.token",
             `refusing to listen on ${listenText} without a token: anyone who can reach it could use every source. Set [http] token = "\${CLAWTOOL_HTTP_TOKEN}" (and the variable), or listen on 127.0.0.1`
@@ -110,7 +118,7 @@ export class Daemon extends Effect.Service<Daemon>()("clawtool/Daemon", {
         }
         return {
           listen,
-          token,
+          tokens,
           allowedHosts: http.allowed_hosts,
           allowedOrigins: http.allowed_origins,
           stateless: http.stateless,
@@ -129,8 +137,11 @@ export class Daemon extends Effect.Service<Daemon>()("clawtool/Daemon", {
         const run = Runtime.runPromise(runtime)
         const runSync = Runtime.runSync(runtime)
         const fibers = yield* FiberMap.make<string>()
-        /** Each stateful session's transport, by session id. */
-        const sessions = new Map<string, HttpServerTransport>()
+        /** Each stateful session's transport and the profile its endpoint named, by session id. */
+        const sessions = new Map<
+          string,
+          { readonly transport: HttpServerTransport; readonly profile: string | undefined }
+        >()
         /** Counts a request open on session `id` until the returned function runs: a session in use never expires. */
         const busy = (id: string) => {
           const done = runSync(hostSessions.track(id))
@@ -146,7 +157,12 @@ export class Daemon extends Effect.Service<Daemon>()("clawtool/Daemon", {
         )
 
         /** Opens a Gateway session over `transport` in its own fiber; it lives until closed, expired or shut down. */
-        const open = (id: string, transport: HttpServerTransport, stateless: boolean) =>
+        const open = (
+          id: string,
+          transport: HttpServerTransport,
+          stateless: boolean,
+          access: { readonly profile: string | undefined; readonly token: string | undefined }
+        ) =>
           Effect.gen(function* () {
             const opened = yield* Deferred.make<void>()
             yield* FiberMap.run(
@@ -154,7 +170,7 @@ export class Daemon extends Effect.Service<Daemon>()("clawtool/Daemon", {
               id,
               Effect.scoped(
                 Effect.gen(function* () {
-                  const session = yield* gateway.session(transport, { id, stateless })
+                  const session = yield* gateway.session(transport, { id, stateless, ...access })
                   yield* Deferred.succeed(opened, undefined)
                   yield* session.closed
                 })
@@ -166,7 +182,11 @@ export class Daemon extends Effect.Service<Daemon>()("clawtool/Daemon", {
 
         const readiness = Effect.map(gateway.health, (rows) => rows.map(({ stderrTail: _stderr, ...row }) => row))
 
-        const mcp = async (req: http.IncomingMessage, res: http.ServerResponse) => {
+        const mcp = async (
+          req: http.IncomingMessage,
+          res: http.ServerResponse,
+          path: { profile: string | undefined }
+        ) => {
           if (!hostAllowed(req.headers.host, bound, options.allowedHosts)) {
             return reply(
               res,
@@ -177,14 +197,32 @@ export class Daemon extends Effect.Service<Daemon>()("clawtool/Daemon", {
           if (!originAllowed(req.headers.origin, bound, options.allowedOrigins)) {
             return reply(res, 403, rpcError(-32000, "Forbidden: Origin not allowed (see [http] allowed_origins)"))
           }
-          if (options.token !== undefined && !bearerMatches(req.headers.authorization, options.token)) {
-            return reply(res, 401, rpcError(-32000, "Unauthorized: a valid Authorization: Bearer token is required"), {
-              "www-authenticate":
-                req.headers.authorization === undefined
-                  ? `Bearer realm="clawtool"`
-                  : `Bearer realm="clawtool", error="invalid_token"`
-            })
+          // Which view (issue 26): the token's, if it reaches the profile the path names.
+          const access = Access.decide({
+            tokens: options.tokens,
+            authorization: req.headers.authorization,
+            profile: path.profile,
+            profiles: Object.keys(live.get().profiles)
+          })
+          if (!access.ok) {
+            if (access.status === 403) {
+              void run(Effect.logWarning(`http: ${access.message}`))
+            }
+            return reply(
+              res,
+              access.status,
+              rpcError(access.status === 404 ? -32601 : -32000, access.message),
+              access.status !== 401
+                ? {}
+                : {
+                    "www-authenticate":
+                      req.headers.authorization === undefined
+                        ? `Bearer realm="clawtool"`
+                        : `Bearer realm="clawtool", error="invalid_token"`
+                  }
+            )
           }
+          const view = { profile: access.profile, token: access.token }
           // The host's credentials stay here: nothing below sees them, so no source can receive them.
           delete req.headers.authorization
           let body: unknown
@@ -215,7 +253,7 @@ export class Daemon extends Effect.Service<Daemon>()("clawtool/Daemon", {
             // Each request stands alone: a fresh session that ends with its response.
             const id = randomUUID()
             const transport = transports.stateless()
-            await run(open(id, transport, true))
+            await run(open(id, transport, true, view))
             res.once("close", () => void run(close(id)))
             return transport.handleRequest(req, res, body)
           }
@@ -227,18 +265,26 @@ export class Daemon extends Effect.Service<Daemon>()("clawtool/Daemon", {
             }
             const id = randomUUID()
             const transport = transports.session(id)
-            sessions.set(id, transport)
-            await run(open(id, transport, false))
+            sessions.set(id, { transport, profile: view.profile })
+            await run(open(id, transport, false, view))
+            void run(
+              Effect.logDebug(
+                `http: session ${id} on ${view.profile === undefined ? "/mcp" : `/mcp/${view.profile}`}${view.token === undefined ? "" : ` (token "${view.token}")`}`
+              )
+            )
             const done = busy(id)
             await transport.handleRequest(req, res, body).finally(done)
             // A refused initialize leaves a transport with no session: nothing can reach it again.
             if (transport.sessionId === undefined) await run(close(id))
             return
           }
-          const transport = sessions.get(sessionId)
-          if (transport === undefined) return reply(res, 404, rpcError(-32001, "Session not found"))
+          const known = sessions.get(sessionId)
+          // A session is reached only at the endpoint it was opened on: another profile's path does not know it.
+          if (known === undefined || known.profile !== view.profile) {
+            return reply(res, 404, rpcError(-32001, "Session not found"))
+          }
           res.once("close", busy(sessionId))
-          return transport.handleRequest(req, res, body)
+          return known.transport.handleRequest(req, res, body)
         }
 
         const handler = (req: http.IncomingMessage, res: http.ServerResponse) => {
@@ -249,8 +295,11 @@ export class Daemon extends Effect.Service<Daemon>()("clawtool/Daemon", {
               reply(res, ready ? 200 : 503, JSON.stringify({ ready, sources: rows }))
             )
           }
-          if (path !== "/mcp") return reply(res, 404, rpcError(-32601, `Not found: MCP is served at /mcp`))
-          mcp(req, res).catch((error: unknown) => {
+          const served = Access.mcpPath(path ?? "/")
+          if (served === undefined) {
+            return reply(res, 404, rpcError(-32601, `Not found: MCP is served at /mcp (and /mcp/<profile>)`))
+          }
+          mcp(req, res, served).catch((error: unknown) => {
             void run(Effect.logWarning(`http: ${error instanceof Error ? error.message : String(error)}`))
             reply(res, 500, rpcError(-32603, "Internal error"))
           })

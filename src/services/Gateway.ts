@@ -10,7 +10,7 @@ import { type HostEdge, type ListKind, makeEdge, type Transport } from "./Gatewa
 import type { ChildNotification } from "./HostBridge.js"
 import { HostSessions, type SessionView } from "./HostSessions.js"
 import { Redaction } from "./Redaction.js"
-import { Registry } from "./Registry.js"
+import { Registry, type RegistryView } from "./Registry.js"
 import { Tracing } from "./Tracing.js"
 
 /** How the Gateway serves one host session (see `Gateway.session`). */
@@ -19,8 +19,12 @@ export interface SessionOptions {
   readonly id?: string
   /** One stateless HTTP request: no notifications, no list_changed (nothing could carry them). */
   readonly stateless?: boolean
+  /** The profile the session sees (issue 26: its endpoint, or `serve --profile`); absent: the whole catalog. */
+  readonly profile?: string | undefined
+  /** The name of the `[http.tokens]` token the session came with (for logs and the audit log; never the token). */
+  readonly token?: string | undefined
   /** Called with the session's cancels before the transport connects (the stdio relay hooks in here). */
-  readonly prepare?: (cancels: Cancels, audit: AuditRecorder | undefined) => void
+  readonly prepare?: (cancels: Cancels, audit: AuditRecorder | undefined, registry: RegistryView) => void
 }
 
 const listKinds = ["tools", "resources", "prompts"] as const
@@ -37,6 +41,8 @@ export class Gateway extends Effect.Service<Gateway>()("clawtool/Gateway", {
   dependencies: [Registry.Default.pipe(Layer.provideMerge(HostSessions.Default)), Tracing.Default, Redaction.Default],
   scoped: Effect.gen(function* () {
     const registry = yield* Registry
+    /** The whole catalog's view: what every session shares at the children (log level, subscriptions, reverse requests). */
+    const whole = registry.viewOf()
     const tracing = yield* Tracing
     const redaction = yield* Redaction
     const sessions = yield* HostSessions
@@ -44,14 +50,18 @@ export class Gateway extends Effect.Service<Gateway>()("clawtool/Gateway", {
     // `[audit]` (issue 25): provided by serve's layers; absent (tests of the Gateway alone), nothing is recorded.
     const audit = yield* Effect.serviceOption(Audit)
     const runtime = yield* Effect.runtime<never>()
-    const services: Handlers.Services = { registry, tracing, redact: (text) => redaction.current().text(text) }
-    const forwardTo = registry.forward
+    const redact = (text: string) => redaction.current().text(text)
 
     /** Children's notifications for this host, mapped (logger = instance, URIs, task ids) and filtered by the session. */
-    const pumpNotifications = (feed: Queue.Dequeue<ChildNotification>, session: SessionView, edge: HostEdge) =>
+    const pumpNotifications = (
+      feed: Queue.Dequeue<ChildNotification>,
+      session: SessionView,
+      edge: HostEdge,
+      registry: RegistryView
+    ) =>
       Effect.forever(
         Effect.gen(function* () {
-          const mapped = yield* forwardTo.mapNotification(yield* Queue.take(feed))
+          const mapped = yield* registry.forward.mapNotification(yield* Queue.take(feed))
           if (Option.isNone(mapped) || !session.hears(mapped.value.method, mapped.value.params)) return
           yield* edge.notify(mapped.value)
         })
@@ -59,7 +69,7 @@ export class Gateway extends Effect.Service<Gateway>()("clawtool/Gateway", {
 
     // list_changed: one notice per kind per settled change of what the host saw (re-derived, never relayed raw). A list
     // answered before every source settled is compared with what it answered, so a late source is announced once.
-    const notifyChanges = (session: SessionView, edge: HostEdge) =>
+    const notifyChanges = (session: SessionView, edge: HostEdge, registry: RegistryView) =>
       Effect.gen(function* () {
         const seen = session.seen
         const snapshot = Effect.gen(function* () {
@@ -100,19 +110,33 @@ export class Gateway extends Effect.Service<Gateway>()("clawtool/Gateway", {
     const session = (transport: Transport, options: SessionOptions = {}) =>
       Effect.gen(function* () {
         const edge = makeEdge(runtime)
-        const recorder = Option.getOrUndefined(audit)?.recorder(options.id, () => edge.server.getClientVersion()?.name)
+        const recorder = Option.getOrUndefined(audit)?.recorder(
+          options.id,
+          () => edge.server.getClientVersion()?.name,
+          {
+            profile: options.profile,
+            token: options.token
+          }
+        )
         const view = yield* sessions.join({
           id: options.id ?? "stdio",
           stateless: options.stateless,
+          profile: options.profile,
+          token: options.token,
           // A reverse request from a child, sent to the host; interrupting it (the child cancelled) cancels it there.
           request: (instance, method, params) =>
-            edge.request(method, params === undefined ? undefined : forwardTo.mapReverseParams(instance, params)).pipe(
-              Effect.withSpan(method, {
-                kind: "client",
-                attributes: { "mcp.method.name": method, "clawtool.instance": instance }
-              })
-            )
+            edge
+              .request(method, params === undefined ? undefined : whole.forward.mapReverseParams(instance, params))
+              .pipe(
+                Effect.withSpan(method, {
+                  kind: "client",
+                  attributes: { "mcp.method.name": method, "clawtool.instance": instance }
+                })
+              )
         })
+        // What this session sees: its profile's view of the one catalog (issue 26), fixed for the session's life.
+        const seen = registry.viewOf(view.profile)
+        const services: Handlers.Services = { registry: seen, tracing, redact }
         edge.handle({
           // A clawtool above already serves this config (ADR 013): it learns so from this error; no source was started.
           refusal: () => (Option.isSome(chain.repeated) ? recursionRefusal(chain.repeated.value) : undefined),
@@ -124,40 +148,55 @@ export class Gateway extends Effect.Service<Gateway>()("clawtool/Gateway", {
         })
         // Subscribed before the host can initialize, so nothing a child sends after its own initialize is lost.
         const feed = yield* sessions.feed
-        options.prepare?.(edge.cancels, recorder)
+        options.prepare?.(edge.cancels, recorder, seen)
         // Known secrets never reach the host, on every path a message takes to it (issue 25).
         redaction.guard(transport)
         const { closed } = yield* edge.connect(transport)
         // A stateless request has nothing to carry notifications.
         if (!view.stateless) {
-          yield* Effect.forkScoped(notifyChanges(view, edge))
-          yield* Effect.forkScoped(pumpNotifications(feed, view, edge))
+          yield* Effect.forkScoped(notifyChanges(view, edge, seen))
+          yield* Effect.forkScoped(pumpNotifications(feed, view, edge, seen))
         }
         // Released first (finalizers run in reverse): the server above closes after, aborting the calls in flight.
         yield* Effect.addFinalizer(() =>
           Effect.gen(function* () {
             const left = yield* view.leave
             yield* left.release
-            if (Option.isSome(left.level)) yield* forwardTo.setLevel(left.level.value)
+            if (Option.isSome(left.level)) yield* whole.forward.setLevel(left.level.value)
             for (const uri of left.released) {
-              yield* Effect.ignore(forwardTo.subscription("resources/unsubscribe", { uri }))
+              yield* Effect.ignore(whole.forward.subscription("resources/unsubscribe", { uri }))
             }
           }).pipe(Effect.timeout("5 seconds"), Effect.ignore)
         )
         return { server: edge.server, closed: Effect.raceFirst(closed, view.expired) } as const
       })
 
-    /** Serves until the host closes stdin (or the fiber is interrupted by SIGINT/SIGTERM). */
-    const serve = Effect.gen(function* () {
-      const transport = new StdioServerTransport(process.stdin, process.stdout, Runtime.runSync(runtime)(CurrentLimits))
-      const { closed } = yield* session(transport, {
-        prepare: (cancels, audit) => {
-          transport.intercept = CallPath.intercept({ transport, registry, cancels, untraced: tracing.untraced, audit })
-        }
-      })
-      yield* closed
-      yield* Effect.logDebug("stdin closed: shutting down")
-    }).pipe(Effect.scoped, Effect.withSpan("Gateway.serve"))
+    /**
+     * Serves until the host closes stdin (or the fiber is interrupted by SIGINT/SIGTERM); `profile` (`serve --profile`,
+     * checked by the command) is what the host sees.
+     */
+    const serve = (profile?: string) =>
+      Effect.gen(function* () {
+        const transport = new StdioServerTransport(
+          process.stdin,
+          process.stdout,
+          Runtime.runSync(runtime)(CurrentLimits)
+        )
+        const { closed } = yield* session(transport, {
+          profile,
+          prepare: (cancels, audit, seen) => {
+            transport.intercept = CallPath.intercept({
+              transport,
+              registry: seen,
+              cancels,
+              untraced: tracing.untraced,
+              audit
+            })
+          }
+        })
+        yield* closed
+        yield* Effect.logDebug("stdin closed: shutting down")
+      }).pipe(Effect.scoped, Effect.withSpan("Gateway.serve"))
 
     return {
       serve,

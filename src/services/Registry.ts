@@ -1,11 +1,7 @@
-import { Deferred, Duration, Effect, Either, MutableRef, Option, Runtime, Stream } from "effect"
-import * as CallPlan from "../domain/CallPlan.js"
+import { Deferred, Duration, Effect, MutableRef, Option, Stream } from "effect"
 import type { ClawtoolConfig } from "../domain/Config.js"
-import type { CallOptions } from "../domain/Connection.js"
-import { CallError } from "../domain/Errors.js"
 import { HealthRow } from "../domain/Health.js"
-import type { CallToolRequest, CallToolResult, JsonObject, Tool } from "../domain/Mcp.js"
-import { type CatalogView, CurrentToolProvider } from "../domain/ToolProvider.js"
+import { CurrentToolProvider } from "../domain/ToolProvider.js"
 import { prefixOf } from "../domain/Config.js"
 import { Audit } from "./Audit.js"
 import { Config } from "./Config.js"
@@ -13,28 +9,35 @@ import { Pins } from "./Pins.js"
 import { Redaction } from "./Redaction.js"
 import * as Catalogs from "./Registry/Catalog.js"
 import { type Confirmation, confirmationsOf } from "./Registry/Confirmations.js"
-import * as Forward from "./Registry/Forward.js"
 import * as Surface from "./Registry/Surface.js"
 import type { Catalog, InstanceTools } from "./Registry/CatalogTypes.js"
 import * as NameBudget from "./Registry/NameBudget.js"
-import type * as ToolSearch from "./Registry/ToolSearch.js"
+import * as Profiles from "./Registry/Profiles.js"
+import * as View from "./Registry/View.js"
 import { Sources } from "./Sources.js"
 import * as Confirm from "./Trust/Confirm.js"
 
 export type { Catalog, CatalogEntry } from "./Registry/CatalogTypes.js"
 export type { Confirmation } from "./Registry/Confirmations.js"
+export type { RegistryView } from "./Registry/View.js"
 
-/** A `[tools."i.t"]` table for no configured source is only a warning (at start and after each reload). */
+/**
+ * A `[tools."i.t"]` table for no configured source is only a warning (at start and after each reload); so is what a
+ * profile or token names that does not exist (issue 26).
+ */
 export const warnUnknownSelectors = (config: ClawtoolConfig) =>
-  Effect.forEach(
-    Object.keys(config.tools),
-    (key) => {
-      const instance = key.slice(0, key.indexOf("."))
-      return config.sources[instance] === undefined
-        ? Effect.logWarning(`config: [tools."${key}"] names no configured source "${instance}"`)
-        : Effect.void
-    },
-    { discard: true }
+  Effect.zipRight(
+    Effect.forEach(
+      Object.keys(config.tools),
+      (key) => {
+        const instance = key.slice(0, key.indexOf("."))
+        return config.sources[instance] === undefined
+          ? Effect.logWarning(`config: [tools."${key}"] names no configured source "${instance}"`)
+          : Effect.void
+      },
+      { discard: true }
+    ),
+    Effect.forEach(Profiles.problems(config), (problem) => Effect.logWarning(`config: ${problem}`), { discard: true })
   )
 
 /** A `[trust] confirm` selector naming no configured source is only a warning, at start (`[trust]` is read then). */
@@ -69,8 +72,6 @@ interface Derived {
     | undefined
   /** The listed source tools `[trust] confirm` names, by wire name, of one catalog. */
   readonly confirmations: { readonly catalog: Catalog; readonly byWire: ReadonlyMap<string, Confirmation> } | undefined
-  /** The search index, of the catalog hash it carries. */
-  readonly index: ToolSearch.Index | undefined
   /** Resources, templates and prompts, of each running child's surface. */
   readonly surface:
     { readonly inputs: ReadonlyArray<Surface.SurfaceInput>; readonly surface: Surface.Surface } | undefined
@@ -110,7 +111,6 @@ export class Registry extends Effect.Service<Registry>()("clawtool/Registry", {
       prefixes: { config, prefixes: prefixesOf(config) },
       catalog: undefined,
       confirmations: undefined,
-      index: undefined,
       surface: undefined
     })
     const keep = (update: Partial<Derived>) => MutableRef.update(derived, (kept) => ({ ...kept, ...update }))
@@ -155,19 +155,6 @@ export class Registry extends Effect.Service<Registry>()("clawtool/Registry", {
       return next
     }
     const catalog: Effect.Effect<Catalog> = Effect.sync(catalogNow)
-
-    const search = (query: string, limit: number) =>
-      Effect.gen(function* () {
-        const current = yield* catalog
-        let index = MutableRef.get(derived).index
-        if (index === undefined || index.hash !== current.hash) {
-          // The index (MiniSearch, the stemmer) loads on the first search: most sessions never search.
-          const { build } = yield* Effect.promise(() => import("./Registry/ToolSearch.js"))
-          index = build(current, manifest)
-          keep({ index })
-        }
-        return { hash: current.hash, hits: index.search(query, limit) }
-      }).pipe(Effect.withSpan("Registry.search", { attributes: { "clawtool.search.limit": limit } }))
 
     // `[trust] confirm` (ADR 029), read at start: which listed tools need the user's yes, derived once per catalog.
     const confirmMatcher = Confirm.matcher(config.trust.confirm)
@@ -224,9 +211,6 @@ export class Registry extends Effect.Service<Registry>()("clawtool/Registry", {
       onSome: (log) => Effect.zipWith(log.health, pinnedHealth, (own, rows) => [...own, ...rows])
     })
 
-    /** What the provider's tools (ToolSearch, SourceHealth) read of the catalog. */
-    const view: CatalogView = { catalog, health, search }
-
     // Resources, templates and prompts of the running children, rebuilt only when one child's surface changed.
     const surface: Effect.Effect<Surface.Surface> = Effect.gen(function* () {
       const running = new Map((yield* sources.running).map((child) => [child.instance, child]))
@@ -262,172 +246,6 @@ export class Registry extends Effect.Service<Registry>()("clawtool/Registry", {
       }
       return rebuilt.surface
     })
-    const relayed = Forward.make(sources, surface, prefixes)
-    // The host's roots changed: the core tools' roots are read again on next use, and children hear it.
-    const forward: typeof relayed = {
-      ...relayed,
-      rootsChanged: Effect.zipRight(provider.rootsChanged, relayed.rootsChanged)
-    }
-
-    /** Exactly what tools/list answers (in search mode, the hot set and CallTool). */
-    const list = Effect.fn("Registry.list")(function* () {
-      return (yield* catalog).host.tools as ReadonlyArray<Tool>
-    })
-
-    /** Why a wire name that is not in the catalog cannot be called. */
-    const unroutable = (wire: string, current: Catalog) =>
-      Effect.gen(function* () {
-        const entry = current.entries.find((candidate) => candidate.wire === wire && !candidate.listed)
-        if (entry !== undefined && entry.rule === Catalogs.readOnlyRule(entry.instance)) {
-          return yield* new CallError({
-            tool: wire,
-            reason: "Denied",
-            detail: `"${wire}" is refused: source "${entry.instance}" is read-only (${entry.rule} = true), which serves only tools annotated readOnlyHint: true, and "${entry.original}" is not`
-          })
-        }
-        if (entry !== undefined && entry.status === "quarantined") {
-          return yield* new CallError({
-            tool: wire,
-            reason: "Quarantined",
-            detail: `"${wire}" is quarantined: ${entry.rule}`
-          })
-        }
-        if (entry !== undefined) {
-          return yield* new CallError({
-            tool: wire,
-            reason: "NoSuchTool",
-            detail:
-              entry.status === "collision"
-                ? `"${wire}" is not served: ${entry.instance}.${entry.original} lost a name ${entry.rule}`
-                : `"${wire}" is disabled by the config (${entry.rule} = false)`
-          })
-        }
-        // A stopped instance's tools are not in the catalog: say it is not running, but never call it.
-        const instance = Option.map(prefixes.route(wire), (route) => route.instance)
-        // Sources words the refusal (one wording for every request to a stopped instance); only the tool is ours.
-        const reached = Option.isSome(instance) ? yield* Effect.either(sources.connection(instance.value)) : undefined
-        if (reached !== undefined && Either.isLeft(reached) && reached.left.reason === "NotRunning") {
-          const { detail, retryable } = reached.left
-          return yield* new CallError({ tool: wire, reason: "NotRunning", detail, retryable })
-        }
-        return yield* new CallError({
-          tool: wire,
-          reason: "NoSuchTool",
-          detail:
-            Option.isSome(instance) && sources.names.includes(instance.value)
-              ? `source "${instance.value}" has no tool listed as "${wire}"`
-              : `unknown tool "${wire}"`
-        })
-      })
-
-    /** The per-call hot path: no span of its own (Tracing.toolCall's spans cover the call when they are wanted). */
-    const call = (
-      wire: string,
-      request: {
-        readonly arguments?: JsonObject | undefined
-        readonly _meta?: JsonObject | undefined
-        /** Task augmentation (protocol 2025-11-25), relayed as sent; the result's task id becomes the host's. */
-        readonly task?: JsonObject | undefined
-      },
-      options?: CallOptions
-    ): Effect.Effect<CallToolResult, CallError> =>
-      Effect.gen(function* () {
-        // The Gateway routes CallTool as its target already (CallPlan.parse); this is for callers of the Registry.
-        if (wire === CallPlan.callToolName) {
-          const target = CallPlan.callToolTarget(request.arguments)
-          if (!target.ok) {
-            return yield* new CallError({ tool: wire, reason: "InvalidArguments", detail: target.invalid })
-          }
-          return yield* call(target.name, { ...request, arguments: target.arguments }, options)
-        }
-        if (manifest.byName.has(wire)) {
-          const rule = coreDisabled.get(wire)
-          if (rule !== undefined) {
-            return yield* new CallError({
-              tool: wire,
-              reason: "NoSuchTool",
-              detail: rule.startsWith("core_tools.")
-                ? `"${wire}" is disabled by the config (${rule} = false)`
-                : `"${wire}" is not served: ${rule}`
-            })
-          }
-          return yield* provider.call(wire, request.arguments, view)
-        }
-        let current = yield* catalog
-        let route = current.routes.get(wire)
-        if (route === undefined) {
-          // A call can race the start-up (a host that remembers names from a previous session): an unknown name
-          // waits until every source has settled (bounded by their startup timeouts) before it is declared unknown.
-          yield* sources.awaitSettled
-          current = yield* catalog
-          route = current.routes.get(wire)
-        }
-        if (route === undefined) return yield* unroutable(wire, current)
-        // A listed tool of a source still starting (a restart, a cached catalog): it waits for that source alone.
-        if (sources.connectionNow(route.instance) === undefined) yield* sources.awaitInstance(route.instance)
-        const result = yield* sources.callTool(
-          route.instance,
-          {
-            name: route.tool,
-            ...(request.arguments === undefined ? {} : { arguments: request.arguments }),
-            ...(request._meta === undefined ? {} : { _meta: request._meta }),
-            ...(request.task === undefined ? {} : { task: request.task })
-          } as CallToolRequest,
-          options
-        )
-        // Task ids and clashing resource URIs in the result become the host's.
-        return yield* forward.mapCallResult(route.instance, result)
-      })
-
-    /**
-     * `call` without an Effect per call (ADR 009), for a call CallPlan lets through (the Gateway checked its side: no
-     * progress asked, no task, no trace context; here CallPlan.forRoute: a listed tool of a running source, not named by
-     * `[trust] confirm`): undefined
-     * otherwise, and the caller takes `call` instead, which also explains every failure. Returns the cancel; `done` is never called synchronously.
-     */
-    const relayCall = (
-      wire: string,
-      request: { readonly arguments?: JsonObject | undefined; readonly _meta?: JsonObject | undefined },
-      done: (outcome: Either.Either<CallToolResult, CallError>) => void
-    ): (() => void) | undefined => {
-      const core = manifest.byName.has(wire)
-      const route = core ? undefined : catalogNow().routes.get(wire)
-      const connection = route === undefined ? undefined : sources.connectionNow(route.instance)
-      const plan = CallPlan.forRoute({
-        core,
-        listed: route !== undefined,
-        running: connection !== undefined,
-        confirm: confirmationNow(wire) !== undefined
-      })
-      if (!plan.relay || route === undefined || connection === undefined) return undefined
-      const forwarded: CallToolRequest = {
-        name: route.tool,
-        ...(request.arguments === undefined ? {} : { arguments: request.arguments }),
-        ...(request._meta === undefined ? {} : { _meta: request._meta })
-      }
-      return connection.relayCall(forwarded, (outcome) => {
-        if (Either.isLeft(outcome) || !forward.callResultNeedsMapping(outcome.right)) return done(outcome)
-        Runtime.runFork(runtime)(
-          Effect.map(forward.mapCallResult(route.instance, outcome.right), (mapped) => done(Either.right(mapped)))
-        )
-      })
-    }
-
-    /** The instance a listed wire name routes to (core tools and unknown names: none, after the start, as for `call`). */
-    const instanceOf = (wire: string) =>
-      Effect.gen(function* () {
-        if (manifest.byName.has(wire)) return Option.none<string>()
-        const route =
-          (yield* catalog).routes.get(wire) ?? (yield* Effect.zipRight(sources.awaitSettled, catalog)).routes.get(wire)
-        return Option.fromNullable(route?.instance)
-      })
-
-    /** Where a wire name goes now, synchronously: a listed source tool's route, "core", or undefined (the audit's). */
-    const routeNow = (wire: string) => (manifest.byName.has(wire) ? ("core" as const) : catalogNow().routes.get(wire))
-
-    /** The instance and tool's own name a listed wire name routes to, in the current catalog (none for core tools). */
-    const routeOf = (wire: string) => Effect.map(catalog, (current) => Option.fromNullable(current.routes.get(wire)))
-
     /**
      * What a list request waits for: the sources still starting, at most `list_wait` ("0s": not at all) from the first
      * list, so one source that never answers cannot make a host give up on the whole catalog (and a host listing tools,
@@ -448,27 +266,110 @@ export class Registry extends Effect.Service<Registry>()("clawtool/Registry", {
       ? Effect.void
       : Effect.zipRight(startListClock, Deferred.await(listWaitOver))
 
-    return {
-      list,
-      listWait,
-      call,
-      relayCall,
+    const changes = Stream.merge(sources.changes, pins.changes)
+    const viewInput = {
+      sources,
+      provider,
+      prefixes,
+      runtime,
+      confirmationNow,
       confirmation,
-      instanceOf,
-      routeOf,
-      routeNow,
-      /** Resources, templates and prompts the host sees, with the routing back (`<instance>__` names, URI scheme). */
-      surface,
-      /** Every MCP method beyond tools, routed to the owning instance. */
-      forward,
-      /** The full catalog: listed tools, every entry with its rule, collisions, hash and routes. */
-      catalog,
-      search,
-      health,
-      /** The pins (issue 25): `tools list`'s TRUST column, the lock file's state. */
-      pins,
-      changes: Stream.merge(sources.changes, pins.changes),
+      listWait,
+      changes,
       awaitSettled: sources.awaitSettled
+    }
+    const whole = View.make({
+      ...viewInput,
+      catalogNow,
+      core: (wire) => manifest.byName.has(wire),
+      sees: () => true,
+      surface,
+      health
+    })
+
+    // Profiles (issue 26): views over the one catalog, each derived once per catalog (and per config: a reload may
+    // change a profile), so a call reads its view's routes as synchronously as the whole catalog's.
+    const profileViews = new Map<string, View.RegistryView>()
+    const profileOf = (name: string, current: ClawtoolConfig): Profiles.Profile | undefined => {
+      const profile = current.profiles[name]
+      return profile === undefined ? undefined : Profiles.resolve(name, profile, current)
+    }
+    const makeProfileView = (name: string): View.RegistryView => {
+      let resolved: { readonly config: ClawtoolConfig; readonly profile: Profiles.Profile | undefined } | undefined
+      const profileNow = () => {
+        const current = live.get()
+        if (resolved?.config !== current) resolved = { config: current, profile: profileOf(name, current) }
+        return resolved.profile
+      }
+      let restricted:
+        | { readonly whole: Catalog; readonly profile: Profiles.Profile | undefined; readonly catalog: Catalog }
+        | undefined
+      const profileCatalogNow = (): Catalog => {
+        const full = catalogNow()
+        const profile = profileNow()
+        if (restricted?.whole === full && restricted.profile === profile) return restricted.catalog
+        const next =
+          profile === undefined
+            ? full.restrict(() => false, live.get().catalog)
+            : full.restrict(profile.admits, profile.mode ?? live.get().catalog)
+        restricted = { whole: full, profile, catalog: next }
+        return next
+      }
+      let surfaceKept:
+        { readonly whole: Surface.Surface; readonly profile: unknown; readonly surface: Surface.Surface } | undefined
+      const profileSurface = Effect.map(surface, (full) => {
+        const profile = profileNow()
+        if (surfaceKept?.whole === full && surfaceKept.profile === profile) return surfaceKept.surface
+        const inputs = (MutableRef.get(derived).surface?.inputs ?? []).filter(
+          (input) => profile?.instances.has(input.instance) ?? false
+        )
+        surfaceKept = { whole: full, profile, surface: Surface.build(inputs, prefixes) }
+        return surfaceKept.surface
+      })
+      return View.make({
+        ...viewInput,
+        catalogNow: profileCatalogNow,
+        core: (wire) => {
+          const provided = manifest.byName.get(wire)
+          const profile = profileNow()
+          return (
+            provided !== undefined &&
+            profile !== undefined &&
+            profile.admits({ kind: "core", instance: "", original: provided.spec.name, tool: provided.tool })
+          )
+        },
+        sees: (instance) => profileNow()?.instances.has(instance) ?? false,
+        surface: profileSurface,
+        health: Effect.map(health, (rows) => {
+          const profile = profileNow()
+          return profile === undefined ? [] : Profiles.healthOf(profile, rows)
+        })
+      })
+    }
+    /**
+     * What a session sees: the whole catalog, or profile `name`'s view (the same object for every session of it). A
+     * profile the config does not define (any more) sees nothing: the endpoint that named it checked it first.
+     */
+    const viewOf = (name?: string): View.RegistryView => {
+      if (name === undefined) return whole
+      let kept = profileViews.get(name)
+      if (kept === undefined) {
+        kept = makeProfileView(name)
+        profileViews.set(name, kept)
+      }
+      return kept
+    }
+
+    return {
+      ...whole,
+      /** The whole catalog, whatever view: `tools list` and the pins read it. */
+      catalog,
+      health,
+      viewOf,
+      /** The profiles the config defines now. */
+      profileNames: () => Object.keys(live.get().profiles),
+      /** The pins (issue 25): `tools list`'s TRUST column, the lock file's state. */
+      pins
     } as const
   })
 }) {}

@@ -36,6 +36,19 @@ describe("AuditLine", () => {
     assert.strictEqual(AuditLine.outcomeOfResult({ content: [], isError: false }), "ok")
   })
 
+  it("a daemon session's profile and its token's name (issue 26) are on the line, after the client; read back", () => {
+    const text = AuditLine.format({ ...call, profile: "code", token: "ci" }, "none", undefined)
+    const keys = Object.keys(JSON.parse(text) as object)
+    assert.deepStrictEqual(keys.slice(0, 6), ["time", "session", "client", "profile", "token", "instance"])
+    const read = AuditLine.parse(text)
+    assertRight(
+      Either.map(read, (line) => (AuditLine.isDropped(line) ? undefined : [line.profile, line.token])),
+      ["code", "ci"]
+    )
+    // Absent on stdio without a profile: no key at all.
+    assert.notProperty(JSON.parse(AuditLine.format(call, "none", undefined)), "token")
+  })
+
   it('args = "none": the SHA-256 of the arguments\' JSON as the host sent them (its key order), never the arguments', () => {
     const line = JSON.parse(AuditLine.format(call, "none", (text) => text.replaceAll("ghp_secretsecret", "[R]")))
     const sent = '{"repo":"me/x","token":"ghp_secretsecret","force":true}'

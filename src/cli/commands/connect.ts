@@ -1,8 +1,23 @@
 import { Args, Command, Options } from "@effect/cli"
-import { Console, Effect } from "effect"
+import { Console, Effect, Option, Schema } from "effect"
+import { ProfileName } from "../../domain/Config.js"
 import { ConnectLive } from "../../layers/Main.js"
 import { connect as relayToDaemon, defaultDaemonUrl } from "../Connect.js"
-import { ExitStatus, requireSecretsFile, secrets } from "../Shared.js"
+import { ExitStatus, profile, requireSecretsFile, secrets } from "../Shared.js"
+
+/** `--profile NAME`: the daemon's /mcp/NAME (its config says which profiles exist; an unknown one is its 404). */
+const withProfile = (url: URL, name: Option.Option<string>) => {
+  if (Option.isNone(name)) return Effect.succeed(url)
+  if (!Schema.is(ProfileName)(name.value)) {
+    return Effect.zipRight(
+      Console.error(`clawtool: profile names are kebab-case, got ${JSON.stringify(name.value)}`),
+      Effect.fail(new ExitStatus({ code: 2 }))
+    )
+  }
+  const profiled = new URL(url)
+  profiled.pathname = `${url.pathname.replace(/\/+$/, "")}/${name.value}`
+  return Effect.succeed(profiled)
+}
 
 /** The daemon URL for `connect`: http(s) only, anything else is a usage error. */
 const daemonUrl = (text: string) => {
@@ -32,6 +47,7 @@ export const connect = Command.make(
       )
     ),
     secrets,
+    profile,
     url: Args.text({ name: "URL" }).pipe(
       Args.withDefault(defaultDaemonUrl),
       Args.withDescription(`The daemon's MCP endpoint (clawtool serve --listen). Default: ${defaultDaemonUrl}`)
@@ -40,11 +56,11 @@ export const connect = Command.make(
   (options) =>
     Effect.gen(function* () {
       yield* requireSecretsFile(options)
-      const url = yield* daemonUrl(options.url)
+      const url = yield* Effect.flatMap(daemonUrl(options.url), (base) => withProfile(base, options.profile))
       yield* relayToDaemon(url)
     }).pipe(Effect.provide(ConnectLive(options)))
 ).pipe(
   Command.withDescription(
-    "Serve a clawtool daemon (clawtool serve --listen) to a host over stdio: relays every MCP message to its streamable-HTTP endpoint, so hosts that only spawn processes share one daemon. Sends the token CLAWTOOL_HTTP_TOKEN (secrets.toml [scopes.global], then the environment) as a bearer token. While the daemon is down it answers initialize, fails every call with an error naming the URL, and reconnects when the daemon is back. Exits when stdin closes."
+    "Serve a clawtool daemon (clawtool serve --listen) to a host over stdio: relays every MCP message to its streamable-HTTP endpoint, so hosts that only spawn processes share one daemon. Sends the token CLAWTOOL_HTTP_TOKEN (secrets.toml [scopes.global], then the environment) as a bearer token. While the daemon is down it answers initialize, fails every call with an error naming the URL, and reconnects when the daemon is back. With --profile NAME it connects to the daemon's /mcp/NAME. Exits when stdin closes."
   )
 )

@@ -6,13 +6,15 @@ import { Registry } from "../../services/Registry.js"
 import { catalogLine, collisionLines, healthTable } from "../../text.js"
 import { Sources } from "../../services/Sources.js"
 import { warnSelectorsMatchingNothing } from "../Selectors.js"
-import { config, ExitStatus, json, secrets, settle, withStartedSources } from "../Shared.js"
+import { checkProfile, config, ExitStatus, json, profile, secrets, settle, withStartedSources } from "../Shared.js"
 
-export const health = Command.make("health", { config, secrets, json }, (options) =>
+export const health = Command.make("health", { config, secrets, json, profile }, (options) =>
   Effect.gen(function* () {
+    const chosen = yield* checkProfile(options.profile, (yield* Config).config)
     const sources = yield* Sources
     yield* settle(sources)
-    const registry = yield* Registry
+    // A profile (issue 26): its sources' rows and its catalog; the exit code counts only those.
+    const registry = (yield* Registry).viewOf(chosen)
     const rows = yield* registry.health
     const catalog = yield* registry.catalog
     yield* warnSelectorsMatchingNothing((yield* Config).config, sources, catalog)
@@ -54,6 +56,6 @@ export const health = Command.make("health", { config, secrets, json }, (options
   }).pipe(withStartedSources(options))
 ).pipe(
   Command.withDescription(
-    "Start every configured source (as serve does), wait until each has settled, print their health; entries of a JSON config clawtool cannot use are listed as skipped, with why. Exit 0 when all run (or are idle lazy sources, or skipped), 1 when any does not, 2 on usage or config errors."
+    "Start every configured source (as serve does), wait until each has settled, print their health; entries of a JSON config clawtool cannot use are listed as skipped, with why. With --profile NAME, only that profile's sources and catalog. Exit 0 when all run (or are idle lazy sources, or skipped), 1 when any does not, 2 on usage or config errors."
   )
 )

@@ -17,7 +17,9 @@ import {
   configForEdit,
   editConfig,
   ExitStatus,
+  checkProfile,
   json,
+  profile,
   reportEdit,
   secrets,
   settle,
@@ -98,11 +100,13 @@ const toolsTable = (catalog: Catalog): string => {
   ].join("\n")
 }
 
-const toolsList = Command.make("list", { config, secrets, json }, (options) =>
+const toolsList = Command.make("list", { config, secrets, json, profile }, (options) =>
   Effect.gen(function* () {
+    const chosen = yield* checkProfile(options.profile, (yield* Config).config)
     const sources = yield* Sources
     yield* settle(sources)
-    const catalog = yield* (yield* Registry).catalog
+    // A profile's view (issue 26): its tools under the whole catalog's wire names, its host list in its catalog mode.
+    const catalog = yield* (yield* Registry).viewOf(chosen).catalog
     yield* warnNotRunning(sources, "its tools are not listed")
     yield* warnSelectorsMatchingNothing((yield* Config).config, sources, catalog)
     if (options.json) {
@@ -123,7 +127,7 @@ const toolsList = Command.make("list", { config, secrets, json }, (options) =>
   }).pipe(withStartedSources(options))
 ).pipe(
   Command.withDescription(
-    "Start every source, then list every tool: wire name, origin (instance.original name), enabled and by which rule, alwaysLoad, hint, estimated schema tokens; totals and the catalog hash at the end."
+    "Start every source, then list every tool: wire name, origin (instance.original name), enabled and by which rule, alwaysLoad, hint, estimated schema tokens; totals and the catalog hash at the end. With --profile NAME, only what that profile sees."
   )
 )
 

@@ -2,6 +2,7 @@ import { Duration, Schema } from "effect"
 import { DurationString } from "../Duration.js"
 import { defaultLimits } from "../Limits.js"
 import { CoreToolsConfig } from "./CoreTools.js"
+import { HttpTokens, Profiles } from "./Profiles.js"
 import { checkPrefixes, checkSupervision, checkTarget, SourceConfig } from "./Source.js"
 import { AuditConfig, TrustConfig } from "./Trust.js"
 import { InstanceName, wholeBetween } from "./Values.js"
@@ -105,7 +106,9 @@ export class HttpConfig extends Schema.Class<HttpConfig>("HttpConfig")({
     default: () => ["sampling", "elicitation", "roots"] as const
   }),
   /** Largest request body on /mcp, in bytes (413 above it). */
-  max_body: Schema.optionalWith(wholeBetween("max_body", 1024, 1024 * 1024 * 1024), { default: () => 4 * 1024 * 1024 })
+  max_body: Schema.optionalWith(wholeBetween("max_body", 1024, 1024 * 1024 * 1024), { default: () => 4 * 1024 * 1024 }),
+  /** Named tokens, each reaching only its profiles ("default": /mcp); `token` above reaches every one. */
+  tokens: Schema.optionalWith(HttpTokens, { default: () => ({}) })
 }) {}
 
 export class ClawtoolConfig extends Schema.Class<ClawtoolConfig>("ClawtoolConfig")({
@@ -131,7 +134,9 @@ export class ClawtoolConfig extends Schema.Class<ClawtoolConfig>("ClawtoolConfig
   core_tools: Schema.optionalWith(CoreToolsConfig, { default: () => new CoreToolsConfig({}) }),
   http: Schema.optionalWith(HttpConfig, { default: () => new HttpConfig({}) }),
   trust: Schema.optionalWith(TrustConfig, { default: () => new TrustConfig({}) }),
-  audit: Schema.optionalWith(AuditConfig, { default: () => new AuditConfig({}) })
+  audit: Schema.optionalWith(AuditConfig, { default: () => new AuditConfig({}) }),
+  /** Views over the running set, served at /mcp/<name> and by `serve --profile` (issue 26). */
+  profiles: Schema.optionalWith(Profiles, { default: () => ({}) })
 }) {
   static readonly empty = new ClawtoolConfig({ sources: {} })
 }

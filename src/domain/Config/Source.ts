@@ -1,5 +1,6 @@
 import { Duration, Option, Schema } from "effect"
 import { DurationString } from "../Duration.js"
+import { Tags } from "./Profiles.js"
 import { Env, EnvName, Headers, PositiveDuration, Prefix, RemoteTransport, RemoteUrl, wholeBetween } from "./Values.js"
 
 const RestartPolicy = Schema.Literal("on-failure", "never").annotations({
@@ -104,7 +105,9 @@ export class SourceConfig extends Schema.Class<SourceConfig>("SourceConfig")(
     /** Only the tools annotated `readOnlyHint: true` are listed and callable (issue 25). */
     read_only: Schema.optionalWith(Schema.Boolean.annotations({ description: "true or false" }), {
       default: () => false
-    })
+    }),
+    /** Names profiles select sources by (`[profiles.x] tags`, issue 26). */
+    tags: Schema.optionalWith(Tags, { default: () => [] })
   },
   { description: "a table with a command or a url" }
 ) {}

@@ -4,7 +4,7 @@ import { resumeOptimiser } from "../../heap.js"
 import type { Cancels } from "../../transport/Cancels.js"
 import type { StdioServerTransport } from "../../transport/StdioServerTransport.js"
 import type { AuditRecorder } from "../Audit.js"
-import type { Registry } from "../Registry.js"
+import type { RegistryView as Registry } from "../Registry.js"
 import { type Outcome, outcomeOfError, outcomeOfResult } from "../Trust/AuditLine.js"
 import { callErrorResult, unserialisable } from "./Replies.js"
 
@@ -48,6 +48,8 @@ export const intercept = (options: {
       durationMs: ended - started,
       session: recorder.session,
       client: recorder.client(),
+      profile: recorder.profile,
+      token: recorder.token,
       instance: route === "core" ? "core" : route?.instance,
       tool: route === undefined || route === "core" ? call.name : route.tool,
       outcome,

@@ -9,7 +9,7 @@ import { logLevels, type SessionView } from "../HostSessions.js"
 import type { ForwardOptions } from "../Registry/Forward.js"
 import * as SurfaceRoutes from "../Registry/Surface.js"
 import type { Surface } from "../Registry/Surface.js"
-import type { Registry } from "../Registry.js"
+import type { RegistryView as Registry } from "../Registry.js"
 import type { CallError } from "../../domain/Errors.js"
 import type { AuditRecorder } from "../Audit.js"
 import type { TraceContext, Tracing } from "../Tracing.js"
@@ -74,6 +74,8 @@ const auditCall = <A, E>(
           durationMs: performance.now() - started,
           session: audit.session,
           client: audit.client(),
+          profile: audit.profile,
+          token: audit.token,
           instance: route === "core" ? "core" : route?.instance,
           tool: route === undefined || route === "core" ? wire : route.tool,
           outcome: Exit.isSuccess(exit)

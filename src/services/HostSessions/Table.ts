@@ -38,6 +38,10 @@ export interface Session {
   readonly stateless: boolean
   /** A reverse request to this host. */
   readonly request: HostRequest
+  /** The profile it sees (issue 26), chosen by its endpoint or `serve --profile`; undefined: the whole catalog. */
+  readonly profile: string | undefined
+  /** The name of the `[http.tokens]` token it came with (never the token), for logs and the audit log. */
+  readonly token: string | undefined
   /** Its initialize's client capabilities; undefined until then (a stateless request never has any). */
   capabilities: JsonObject | undefined
   /** What it set with logging/setLevel. */

@@ -19,6 +19,10 @@ export interface SessionView {
   readonly stateless: boolean
   /** What the host last saw of each list kind (list_changed compares against it). */
   readonly seen: Seen
+  /** The profile it sees (issue 26); undefined: the whole catalog. Fixed for its life: never set by a request. */
+  readonly profile: string | undefined
+  /** The name of the `[http.tokens]` token it came with (never the token itself). */
+  readonly token: string | undefined
   /** The client capabilities it initialized with (undefined before that, and always for a stateless request). */
   readonly capabilities: () => JsonObject | undefined
   /** A request of clawtool's own to this host (a confirmation's elicitation/create); interrupting it cancels it there. */
@@ -63,6 +67,9 @@ export interface Sessions {
     readonly id: string
     readonly stateless?: boolean | undefined
     readonly request: HostRequest
+    /** The profile its endpoint (or `serve --profile`) names. */
+    readonly profile?: string | undefined
+    readonly token?: string | undefined
   }) => Effect.Effect<SessionView>
   /** Children's notifications for the hosts (subscribe before a host can receive any). */
   readonly feed: Effect.Effect<Queue.Dequeue<ChildNotification>, never, Scope.Scope>
@@ -88,6 +95,8 @@ export const newSession = (options: Parameters<Sessions["join"]>[0]) =>
       id: options.id,
       stateless: options.stateless === true,
       request: options.request,
+      profile: options.profile,
+      token: options.token,
       capabilities: undefined,
       level: undefined,
       roots: undefined,
@@ -136,6 +145,8 @@ export const viewOf = (table: Table, session: Session, policy: Policy): SessionV
     id: session.id,
     stateless: session.stateless,
     seen: session.seen,
+    profile: session.profile,
+    token: session.token,
     capabilities: () => session.capabilities,
     ask: (method, params) => session.request("", method, params),
     initialized: (capabilities) =>

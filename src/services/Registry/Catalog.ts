@@ -353,6 +353,28 @@ export const build = (input: CatalogInput): Catalog => {
           Pipeline.byteOrder(selector(a.instance, a.original), selector(b.instance, b.original))
       )
   }
+  return assemble({
+    listed,
+    tools,
+    collisions,
+    mode: input.mode ?? "full",
+    entries: entriesOf,
+    routes: routesOf
+  })
+}
+
+interface Parts {
+  readonly listed: ReadonlyArray<Shaped>
+  readonly tools: ReadonlyArray<Tool>
+  readonly collisions: ReadonlyArray<NameBudget.Collision>
+  readonly mode: CatalogMode
+  readonly entries: () => ReadonlyArray<CatalogEntry>
+  readonly routes: () => ReadonlyMap<string, Route>
+}
+
+/** The catalog of listed tools already shaped: hash, views, and entries and routes built when first read. */
+const assemble = (parts: Parts): Catalog => {
+  const { listed, tools, collisions } = parts
   // Built when first read: tools/list needs neither (calls read the routes, `tools list` and search the entries).
   let entries: ReadonlyArray<CatalogEntry> | undefined
   let routes: ReadonlyMap<string, Route> | undefined
@@ -376,24 +398,41 @@ export const build = (input: CatalogInput): Catalog => {
     tokens: listed.reduce((sum, shaped) => sum + Pipeline.tokensOfJson(shaped.json), 0)
   }
 
-  return {
+  const catalog: Catalog = {
     tools,
     hash,
     get listJson() {
       return fullView.listJson
     },
     get host() {
-      return viewOf(input.mode ?? "full")
+      return viewOf(parts.mode)
     },
     view: viewOf,
     get entries() {
-      return (entries ??= entriesOf())
+      return (entries ??= parts.entries())
     },
     collisions,
     get routes() {
-      return (routes ??= routesOf())
+      return (routes ??= parts.routes())
+    },
+    // A profile's view (issue 26): the same shaped tools under the same wire names, fewer of them; nothing re-shaped.
+    restrict: (admits, mode) => {
+      const shown = catalog.entries.filter(admits)
+      const listedTools = new Set(shown.filter((entry) => entry.listed).map((entry) => entry.tool))
+      const kept = listed.filter((shaped) => listedTools.has(shaped.tool))
+      const wires = new Set(shown.map((entry) => entry.wire))
+      const listedWires = new Set(kept.map((shaped) => shaped.tool.name))
+      return assemble({
+        listed: kept,
+        tools: kept.map((shaped) => shaped.tool),
+        collisions: collisions.filter((collision) => wires.has(collision.wire)),
+        mode,
+        entries: () => shown,
+        routes: () => new Map([...catalog.routes].filter(([wire]) => listedWires.has(wire)))
+      })
     }
   }
+  return catalog
 }
 
 /** The search mode's list: the hot set (alwaysLoad) and CallTool, in wire-name order like every list. */

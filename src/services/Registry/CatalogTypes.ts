@@ -64,6 +64,11 @@ export interface Catalog {
   readonly host: HostView
   /** The answer of either mode (`tools list` shows both). */
   readonly view: (mode: CatalogMode) => HostView
+  /**
+   * A profile's view (issue 26): the entries `admits` keeps, listed as they are here (same wire names, same shaped
+   * objects), its tools/list in `mode`.
+   */
+  readonly restrict: (admits: (entry: CatalogEntry) => boolean, mode: CatalogMode) => Catalog
 }
 
 /**

@@ -35,6 +35,10 @@ export interface AuditCall {
   readonly session: string | undefined
   /** The host's clientInfo.name from its initialize. */
   readonly client: string | undefined
+  /** The profile the session sees (issue 26); absent: the whole catalog. */
+  readonly profile?: string | undefined
+  /** The name of the daemon token the session came with (never the token). */
+  readonly token?: string | undefined
   /** The source instance, "core" for clawtool's own tools, absent for a name nothing routes to. */
   readonly instance: string | undefined
   /** The tool's own name (the wire name when nothing routes it). */
@@ -93,6 +97,8 @@ export const format = (call: AuditCall, mode: ArgsMode, redact: Redactor | undef
     `{"time":"${isoTime(call.at)}"` +
     (call.session === undefined ? "" : `,"session":${JSON.stringify(call.session)}`) +
     (call.client === undefined ? "" : `,"client":${JSON.stringify(call.client)}`) +
+    (call.profile === undefined ? "" : `,"profile":${JSON.stringify(call.profile)}`) +
+    (call.token === undefined ? "" : `,"token":${JSON.stringify(call.token)}`) +
     (call.instance === undefined ? "" : `,"instance":${JSON.stringify(call.instance)}`) +
     `,"tool":${JSON.stringify(call.tool)},"outcome":"${call.outcome}"` +
     `,"duration_ms":${finite(Math.round(call.durationMs * 100) / 100)}` +
@@ -125,6 +131,8 @@ export const Entry = Schema.Struct({
   time: Schema.String,
   session: Schema.optional(Schema.String),
   client: Schema.optional(Schema.String),
+  profile: Schema.optional(Schema.String),
+  token: Schema.optional(Schema.String),
   instance: Schema.optional(Schema.String),
   tool: Schema.String,
   outcome: Schema.Literal(...outcomes),

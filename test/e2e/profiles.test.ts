@@ -1,0 +1,360 @@
+// Profiles (issue 26): views over the one running set, chosen by endpoint, flag or token, never by a session's request.
+// Real SDK clients against the built CLI: stdio serves with --profile / CLAWTOOL_PROFILE, one daemon serving /mcp and
+// /mcp/<profile> to many sessions over the same children, named tokens, read_only, and a hot reload.
+import { assert, beforeAll, describe, it } from "@effect/vitest"
+import { Client } from "@modelcontextprotocol/sdk/client/index.js"
+import { getDefaultEnvironment, StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
+import { type CallToolResult, ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js"
+import { Effect } from "effect"
+import * as fs from "node:fs"
+import * as path from "node:path"
+import { ensureBuilt, freshCacheDir, main, runCli, tempDirEnv, writeConfig } from "../lib/cli.js"
+import { callTool, httpClient, initializeBody, rawRequest, startDaemon, textOf } from "../lib/daemon.js"
+import { pollUntil, root, stubCommand, tempDir } from "../lib/sources.js"
+
+beforeAll(ensureBuilt, 120_000)
+
+const confirmServer = JSON.stringify([process.execPath, path.join(root, "test/fixtures/confirm-server.mjs")])
+
+/**
+ * `files` (confirm-server: look and calls are readOnlyHint, the rest not) tagged code; `stub` (echo, …) recording its
+ * starts. code: the tagged sources and Read; chat: stub and no core tool but the registry's; ro: read-only tools.
+ */
+const profilesConfig = (starts: string, extra = "", chatTools = `["*"]`) => `
+[sources.files]
+command = ${confirmServer}
+tags = ["code"]
+
+[sources.stub]
+command = ${stubCommand("--record-start", starts)}
+
+[profiles.code]
+tags = ["code"]
+core_tools = ["Read"]
+
+[profiles.chat]
+sources = ["stub"]
+core_tools = []
+tools = ${chatTools}
+
+[profiles.ro]
+read_only = true
+${extra}
+`
+
+const names = (tools: ReadonlyArray<{ readonly name: string }>) => tools.map((tool) => tool.name)
+const sourceNames = (tools: ReadonlyArray<{ readonly name: string }>) =>
+  names(tools).filter((name) => name.includes("__"))
+
+const startsOf = (file: string) =>
+  fs.existsSync(file)
+    ? fs
+        .readFileSync(file, "utf8")
+        .split("\n")
+        .filter((line) => line !== "")
+    : []
+
+/** `clawtool <args>` over stdio (serve, connect), an SDK client as its host. */
+const cliHost = (args: ReadonlyArray<string>, env: Record<string, string> = {}) =>
+  Effect.acquireRelease(
+    Effect.promise(async () => {
+      const transport = new StdioClientTransport({
+        command: process.execPath,
+        args: [main, ...args],
+        cwd: root,
+        env: { ...getDefaultEnvironment(), ...tempDirEnv, CLAWTOOL_CACHE_DIR: freshCacheDir(), ...env },
+        stderr: "pipe"
+      })
+      const client = new Client({ name: "e2e-host", version: "1.0.0" }, { capabilities: {} })
+      await client.connect(transport)
+      return client
+    }),
+    (client) => Effect.promise(() => client.close())
+  )
+
+/** `clawtool serve` over stdio with extra arguments and environment. */
+const stdioHost = (config: string, args: ReadonlyArray<string>, env: Record<string, string> = {}) =>
+  cliHost(["serve", "--config", config, ...args], env)
+
+/** The tools/list answer once the sources settled (a list waits at most list_wait; both sources start in ms). */
+const settledList = (client: Client, expected: number) =>
+  pollUntil(
+    Effect.promise(() => client.listTools()),
+    (listed) => sourceNames(listed.tools).length >= expected,
+    "the profile's source tools listed"
+  )
+
+const errorText = (result: CallToolResult) => ({ isError: result.isError, text: textOf(result) })
+
+describe("profiles over stdio", () => {
+  it.scopedLive(
+    "two serves of one config with different profiles list different catalogs, each byte-stable; outside is unknown",
+    () =>
+      Effect.gen(function* () {
+        const config = writeConfig(profilesConfig(path.join(tempDir(), "starts")))
+        const code = yield* stdioHost(config, ["--profile", "code"])
+        const chat = yield* stdioHost(config, [], { CLAWTOOL_PROFILE: "chat" })
+        const codeList = yield* settledList(code, 6)
+        const chatList = yield* settledList(chat, 1)
+        assert.deepStrictEqual(sourceNames(codeList.tools), [
+          "files__calls",
+          "files__change",
+          "files__look",
+          "files__plain",
+          "files__remove",
+          "files__touch"
+        ])
+        assert.deepStrictEqual(
+          names(codeList.tools).filter((name) => !name.includes("__")),
+          ["Read", "SourceHealth", "ToolSearch"]
+        )
+        assert.isTrue(sourceNames(chatList.tools).every((name) => name.startsWith("stub__")))
+        assert.include(sourceNames(chatList.tools), "stub__echo")
+        assert.deepStrictEqual(
+          names(chatList.tools).filter((name) => !name.includes("__")),
+          ["SourceHealth", "ToolSearch"]
+        )
+        // Byte-stable: listing again gives the same bytes.
+        assert.strictEqual(JSON.stringify(yield* Effect.promise(() => code.listTools())), JSON.stringify(codeList))
+        assert.strictEqual(JSON.stringify(yield* Effect.promise(() => chat.listTools())), JSON.stringify(chatList))
+
+        // A tool of another profile is answered exactly as a name nothing serves.
+        const outside = yield* callTool(code, "stub__echo", { text: "x" })
+        const unknown = yield* callTool(code, "nothing__here", { text: "x" })
+        assert.deepStrictEqual(errorText(outside), {
+          isError: true,
+          text: errorText(unknown).text.replace("nothing__here", "stub__echo")
+        })
+        assert.include(textOf(outside), `unknown tool "stub__echo"`)
+        assert.deepStrictEqual(errorText(yield* callTool(chat, "Bash", { command: "true" })), {
+          isError: true,
+          text: errorText(yield* callTool(chat, "Nothing", {})).text.replace("Nothing", "Bash")
+        })
+        // Inside, it is called.
+        assert.strictEqual(textOf(yield* callTool(chat, "stub__echo", { text: "hi" })), "echo:hi")
+        // ToolSearch finds nothing outside the profile.
+        const found = textOf(yield* callTool(code, "ToolSearch", { query: "echo text back", limit: 20 }))
+        assert.notInclude(found, "stub__")
+        assert.include(
+          textOf(yield* callTool(chat, "ToolSearch", { query: "echo text back", limit: 20 })),
+          "stub__echo"
+        )
+      }),
+    60_000
+  )
+
+  it.scopedLive("read_only lists only the tools annotated readOnlyHint: true", () =>
+    Effect.gen(function* () {
+      const config = writeConfig(profilesConfig(path.join(tempDir(), "starts")))
+      const ro = yield* stdioHost(config, ["--profile", "ro"])
+      const listed = yield* settledList(ro, 2)
+      assert.deepStrictEqual(
+        sourceNames(listed.tools).filter((name) => name.startsWith("files__")),
+        ["files__calls", "files__look"]
+      )
+      for (const tool of listed.tools) assert.isTrue(tool.annotations?.readOnlyHint === true, tool.name)
+      assert.isTrue(errorText(yield* callTool(ro, "files__change", {})).isError)
+    })
+  )
+
+  it("an unknown profile on the command line exits 2 naming the known ones", () => {
+    const config = writeConfig(profilesConfig(path.join(tempDir(), "starts")))
+    const { code, stderr } = runCli(["serve", "--config", config, "--profile", "cod"])
+    assert.strictEqual(code, 2)
+    assert.include(stderr, `no profile named "cod"; did you mean "code"?; known profiles: chat, code, ro`)
+    const listed = runCli(["tools", "list", "--config", config, "--profile", "zzzzzz"])
+    assert.strictEqual(listed.code, 2)
+    assert.include(listed.stderr, `no profile named "zzzzzz"; known profiles: chat, code, ro`)
+  })
+})
+
+describe("profiles in the CLI", () => {
+  it("profile list: each view's endpoint, sources, tools, catalog mode and tokens; health and tools list per profile", () => {
+    const starts = path.join(tempDir(), "starts")
+    const config = writeConfig(
+      profilesConfig(
+        starts,
+        `[profiles.ghost]\nsources = ["nowhere"]\ntools = ["stub.no_such_*"]\ncatalog = "search"\n`
+      )
+    )
+    const listed = runCli(["profile", "list", "--config", config, "--json"])
+    assert.strictEqual(listed.code, 0, listed.stderr)
+    const rows = JSON.parse(listed.stdout) as ReadonlyArray<Record<string, unknown>>
+    assert.deepStrictEqual(
+      rows.map((row) => [row.name, row.endpoint, row.sources, row.catalog, row.readOnly]),
+      [
+        ["default", "/mcp", ["files", "stub"], "full", false],
+        ["chat", "/mcp/chat", ["stub"], "full", false],
+        ["code", "/mcp/code", ["files"], "full", false],
+        ["ghost", "/mcp/ghost", [], "search", false],
+        ["ro", "/mcp/ro", ["files", "stub"], "full", true]
+      ]
+    )
+    const byName = new Map(rows.map((row) => [row.name, row]))
+    // code: six files tools, Read, SourceHealth, ToolSearch; its tools/list's tokens are less than the whole one's.
+    assert.strictEqual(byName.get("code")!.tools, 9)
+    assert.isBelow(byName.get("code")!.tokens as number, byName.get("default")!.tokens as number)
+    assert.isAbove(byName.get("code")!.tokens as number, 0)
+    // What a profile names that does not exist: warnings naming it.
+    assert.include(listed.stderr, `warning: [profiles.ghost] sources names no configured source "nowhere"`)
+    assert.include(
+      listed.stderr,
+      `warning: [profiles.ghost] tools "stub.no_such_*" matches no tool of the running sources`
+    )
+
+    const table = runCli(["profile", "list", "--config", config])
+    assert.match(table.stdout, /^PROFILE\s+ENDPOINT\s+SOURCES\s+TOOLS\s+CATALOG\s+READ-ONLY\s+~TOKENS/m)
+
+    const health = runCli(["health", "--config", config, "--profile", "code", "--json"])
+    assert.strictEqual(health.code, 0, health.stderr)
+    assert.deepStrictEqual(
+      (JSON.parse(health.stdout) as ReadonlyArray<{ name: string }>).map((row) => row.name),
+      ["files"]
+    )
+    const tools = runCli(["tools", "list", "--config", config, "--profile", "chat", "--json"])
+    const wires = (JSON.parse(tools.stdout) as { tools: ReadonlyArray<{ wire: string }> }).tools.map((row) => row.wire)
+    assert.isTrue(
+      wires.every((wire) => wire.startsWith("stub__") || !wire.includes("__")),
+      wires.join(",")
+    )
+    assert.notInclude(wires, "Bash")
+  })
+})
+
+const tokens = `
+[http.tokens.alice]
+token = "alice-secret-token"
+profiles = ["code"]
+
+[http.tokens.bob]
+token = "bob-secret-token"
+profiles = ["chat", "default"]
+`
+
+describe("profiles on the daemon", () => {
+  it.scopedLive(
+    "/mcp/code and /mcp/chat list different catalogs over the same children; tokens reach only their profiles",
+    () =>
+      Effect.gen(function* () {
+        const starts = path.join(tempDir(), "starts")
+        const daemon = yield* startDaemon(writeConfig(profilesConfig(starts, tokens)))
+        const at = (profile?: string) => new URL(profile === undefined ? "/mcp" : `/mcp/${profile}`, daemon.url)
+        const code = yield* httpClient(at("code"), { token: "alice-secret-token" })
+        const chat = yield* httpClient(at("chat"), { token: "bob-secret-token" })
+        const whole = yield* httpClient(at(), { token: "bob-secret-token" })
+        const codeList = yield* settledList(code.client, 6)
+        const chatList = yield* settledList(chat.client, 1)
+        const wholeList = yield* settledList(whole.client, 7)
+        assert.isTrue(sourceNames(codeList.tools).every((name) => name.startsWith("files__")))
+        assert.isTrue(sourceNames(chatList.tools).every((name) => name.startsWith("stub__")))
+        assert.includeMembers(sourceNames(wholeList.tools), [
+          ...sourceNames(codeList.tools),
+          ...sourceNames(chatList.tools)
+        ])
+        // The same tool objects under the same names in every view.
+        const byName = new Map(wholeList.tools.map((tool) => [tool.name, JSON.stringify(tool)]))
+        for (const tool of [...codeList.tools, ...chatList.tools]) {
+          if (tool.name.includes("__")) assert.strictEqual(JSON.stringify(tool), byName.get(tool.name))
+        }
+        assert.strictEqual(textOf(yield* callTool(chat.client, "stub__echo", { text: "b" })), "echo:b")
+        assert.include(textOf(yield* callTool(code.client, "stub__echo", { text: "a" })), `unknown tool "stub__echo"`)
+        // `clawtool connect --profile chat` reaches /mcp/chat with the token it finds.
+        const relayed = yield* cliHost(["connect", "--profile", "chat", daemon.url.href], {
+          CLAWTOOL_HTTP_TOKEN: "bob-secret-token"
+        })
+        assert.strictEqual(
+          JSON.stringify((yield* Effect.promise(() => relayed.listTools())).tools),
+          JSON.stringify(chatList.tools)
+        )
+        // One child for every session and view: the stub started once.
+        assert.strictEqual(startsOf(starts).length, 1)
+
+        // alice reaches /mcp/code only: 403 on chat's profile and on /mcp, with a JSON-RPC body naming her token.
+        for (const where of ["/mcp/chat", "/mcp"]) {
+          const refused = yield* rawRequest(daemon.port, {
+            path: where,
+            headers: { authorization: "Bearer alice-secret-token" },
+            body: initializeBody
+          })
+          assert.strictEqual(refused.status, 403, where)
+          const body = JSON.parse(refused.body) as { error: { code: number; message: string } }
+          assert.strictEqual(body.error.message, `Forbidden: token "alice" does not reach ${where}`)
+        }
+        // No token, or a wrong one: 401.
+        assert.strictEqual((yield* rawRequest(daemon.port, { path: "/mcp/code", body: initializeBody })).status, 401)
+        // An unknown profile: 404 with a JSON-RPC error body.
+        const missing = yield* rawRequest(daemon.port, {
+          path: "/mcp/nope",
+          headers: { authorization: "Bearer bob-secret-token" },
+          body: initializeBody
+        })
+        assert.strictEqual(missing.status, 404)
+        assert.deepStrictEqual(JSON.parse(missing.body), {
+          jsonrpc: "2.0",
+          error: { code: -32601, message: `Not found: no profile "nope"; profiles: chat, code, ro (and /mcp)` },
+          id: null
+        })
+        // A session is reached only at its own endpoint.
+        const elsewhere = yield* rawRequest(daemon.port, {
+          path: "/mcp/chat",
+          headers: { authorization: "Bearer bob-secret-token", "mcp-session-id": code.transport.sessionId! },
+          body: JSON.stringify({ jsonrpc: "2.0", id: 2, method: "tools/list" })
+        })
+        assert.strictEqual(elsewhere.status, 404)
+        // Names, never values, in the daemon's log.
+        assert.include(daemon.stderr(), `token "alice"`)
+        assert.notInclude(daemon.stderr(), "alice-secret-token")
+      }),
+    60_000
+  )
+
+  it.scopedLive(
+    "a hot-reloaded profile change notifies only the sessions of that profile",
+    () =>
+      Effect.gen(function* () {
+        const starts = path.join(tempDir(), "starts")
+        const config = writeConfig(profilesConfig(starts))
+        const daemon = yield* startDaemon(config)
+        const at = (profile: string) => new URL(`/mcp/${profile}`, daemon.url)
+        const notices = { code: 0, chat: 0 }
+        const listening = (profile: "code" | "chat") => ({
+          setup: (client: Client) =>
+            client.setNotificationHandler(ToolListChangedNotificationSchema, () => void (notices[profile] += 1))
+        })
+        const code = yield* httpClient(at("code"), listening("code"))
+        const chat = yield* httpClient(at("chat"), listening("chat"))
+        yield* settledList(code.client, 6)
+        const before = yield* settledList(chat.client, 1)
+        assert.include(sourceNames(before.tools), "stub__echo")
+        // chat loses stub.echo: only chat's view changed.
+        const save = (text: string) => {
+          const temporary = `${config}.tmp`
+          fs.writeFileSync(temporary, text)
+          fs.renameSync(temporary, config)
+        }
+        save(profilesConfig(starts, "", `["*", "!stub.echo"]`))
+        yield* pollUntil(
+          Effect.sync(() => notices.chat),
+          (count) => count === 1,
+          "chat's list_changed"
+        )
+        const after = yield* Effect.promise(() => chat.client.listTools())
+        assert.notInclude(sourceNames(after.tools), "stub__echo")
+        // Then code's view changes (files.remove excluded): its first notice is this one, so the first reload sent it none.
+        save(
+          profilesConfig(starts, "", `["*", "!stub.echo"]`).replace(
+            `core_tools = ["Read"]`,
+            `core_tools = ["Read"]\ntools = ["*", "!files.remove"]`
+          )
+        )
+        yield* pollUntil(
+          Effect.sync(() => notices.code),
+          (count) => count >= 1,
+          "code's list_changed"
+        )
+        assert.deepStrictEqual(notices, { code: 1, chat: 1 })
+        assert.strictEqual(startsOf(starts).length, 1, "no child restarted")
+      }),
+    60_000
+  )
+})
