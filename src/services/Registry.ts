@@ -11,6 +11,7 @@ import { Audit } from "./Audit.js"
 import { Config } from "./Config.js"
 import { Pins } from "./Pins.js"
 import * as Catalogs from "./Registry/Catalog.js"
+import * as CodeNames from "./Registry/CodeNames.js"
 import { type Confirmation, confirmationsOf } from "./Registry/Confirmations.js"
 import * as Forward from "./Registry/Forward.js"
 import * as Surface from "./Registry/Surface.js"
@@ -154,6 +155,10 @@ export class Registry extends Effect.Service<Registry>()("clawtool/Registry", {
     }
     const catalog: Effect.Effect<Catalog> = Effect.sync(catalogNow)
 
+    // Code mode (RunCode served, ADR 035): the names code calls tools by, and ToolSearch's hits carry signatures.
+    const codeMode = manifest.byName.has("RunCode") && !coreDisabled.has("RunCode")
+    const codeNamesOf = CodeNames.memoized<Catalog>()
+    const codeNames = Effect.map(catalog, (current) => CodeNames.codeNamesObject(codeNamesOf(current)))
     const search = (query: string, limit: number) =>
       Effect.gen(function* () {
         const current = yield* catalog
@@ -164,7 +169,8 @@ export class Registry extends Effect.Service<Registry>()("clawtool/Registry", {
           index = build(current, manifest)
           keep({ index })
         }
-        return { hash: current.hash, hits: index.search(query, limit) }
+        const hits = index.search(query, limit)
+        return { hash: current.hash, hits: codeMode ? CodeNames.withSignatures(hits, codeNamesOf(current)) : hits }
       }).pipe(Effect.withSpan("Registry.search", { attributes: { "clawtool.search.limit": limit } }))
 
     // `[trust] confirm` (ADR 029), read at start: which listed tools need the user's yes, derived once per catalog.
@@ -216,7 +222,7 @@ export class Registry extends Effect.Service<Registry>()("clawtool/Registry", {
     })
 
     /** What the provider's tools (ToolSearch, SourceHealth) read of the catalog. */
-    const view: CatalogView = { catalog, health, search }
+    const view: CatalogView = { catalog, health, search, codeNames }
 
     // Resources, templates and prompts of the running children, rebuilt only when one child's surface changed.
     const surface: Effect.Effect<Surface.Surface> = Effect.gen(function* () {

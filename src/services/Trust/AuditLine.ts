@@ -46,6 +46,8 @@ export interface AuditCall {
   /** UTF-8 bytes of the result's JSON as answered. */
   readonly bytesOut: number
   readonly traceId: string | undefined
+  /** The core tool whose code made the call (`RunCode`, ADR 035); absent for a host's own call. */
+  readonly via?: string | undefined
 }
 
 export type ArgsMode = "none" | "redacted" | "full"
@@ -80,6 +82,7 @@ export const format = (call: AuditCall, mode: ArgsMode, redact: Redactor | undef
     bytes_in: Buffer.byteLength(args),
     bytes_out: call.bytesOut,
     ...optional("trace_id", call.traceId),
+    ...optional("via", call.via),
     ...argsField
   })
 }
@@ -113,6 +116,7 @@ export const Entry = Schema.Struct({
   bytes_in: Schema.Number,
   bytes_out: Schema.Number,
   trace_id: Schema.optional(Schema.String),
+  via: Schema.optional(Schema.String),
   args_sha256: Schema.optional(Schema.String),
   args: Schema.optional(Schema.Unknown)
 })
