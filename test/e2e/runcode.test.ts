@@ -132,6 +132,22 @@ describe("RunCode through serve", () => {
     60_000
   )
 
+  it.scopedLive("with code mode on, ToolSearch's results carry each tool's signature", () =>
+    Effect.gen(function* () {
+      const client = yield* host
+      const found = (yield* Effect.promise(
+        () =>
+          client.callTool({ name: "ToolSearch", arguments: { query: "read text file", limit: 10 } }) as Promise<Result>
+      )).structuredContent as { results: ReadonlyArray<{ name: string; signature?: string }> }
+      const read = found.results.find((hit) => hit.name === "fs__read_text_file")
+      assert.match(
+        read?.signature ?? "",
+        /^tools\.fs\.readTextFile\(input: \{ [^}]*\bpath: string;[^}]*\}\): Promise<\{ content: string \}>$/
+      )
+      assert.isTrue(found.results.every((hit) => hit.signature?.startsWith("tools.")))
+    })
+  )
+
   it.scopedLive("an inner tool error is an error the code catches; call() by wire name", () =>
     Effect.gen(function* () {
       const client = yield* host
