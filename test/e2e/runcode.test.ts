@@ -148,6 +148,27 @@ describe("RunCode through serve", () => {
     })
   )
 
+  it.scopedLive(
+    "an inner call joins the host's trace under RunCode's span: its child gets the trace, not the host's span",
+    () =>
+      Effect.gen(function* () {
+        const client = yield* host
+        const traceId = "4bf92f3577b34da6a3ce929d0e0e4736"
+        const hostSpan = "00f067aa0ba902b7"
+        const result = (yield* Effect.promise(() =>
+          client.callTool({
+            name: "RunCode",
+            arguments: { code: "return await tools.stub.meta({})" },
+            _meta: { traceparent: `00-${traceId}-${hostSpan}-01` }
+          })
+        )) as Result
+        const childMeta = (result.structuredContent?.result as { meta: { traceparent?: string } }).meta
+        const [, trace, parent] = (childMeta.traceparent ?? "").split("-")
+        assert.strictEqual(trace, traceId)
+        assert.notStrictEqual(parent, hostSpan)
+      })
+  )
+
   it.scopedLive("an inner tool error is an error the code catches; call() by wire name", () =>
     Effect.gen(function* () {
       const client = yield* host

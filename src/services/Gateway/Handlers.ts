@@ -151,6 +151,22 @@ export const handlers = (
           )
   })
 
+  /** The host's trace context for its own call; for an inner call, the current span's (none: the host's, if any). */
+  const contextOf = (meta: JsonObject | undefined, via: string | undefined) =>
+    via === undefined
+      ? Effect.succeed(tracing.extract(meta))
+      : Effect.map(Effect.option(Effect.currentSpan), (span) =>
+          Option.isSome(span) && traceIdPattern.test(span.value.traceId)
+            ? Option.some<TraceContext>({
+                traceId: span.value.traceId,
+                spanId: span.value.spanId,
+                sampled: span.value.sampled,
+                traceState: undefined,
+                source: "meta"
+              })
+            : tracing.extract(meta)
+        )
+
   /** tools/call on the SDK path: what CallPlan sends here (progress, task, trace context, failures to explain). */
   const callTool: Handler = (params, context) => toolCall(params, context, undefined)
 
@@ -170,10 +186,10 @@ export const handlers = (
     const onProgress = progressFor(meta, context)
     // What the audit learns on the way (only with [audit] on): the CallError a result stands for, the trace.
     const seen: Seen = { failure: undefined, traceId: undefined, result: undefined, json: "" }
-    const traceContext = tracing.extract(meta)
     // The server span wraps the whole call; the child gets the client span's traceparent merged into the
-    // host's _meta, and the result's _meta.traceparent names clawtool's server span (SEP-414).
-    const call = Effect.flatMap(registry.routeOf(name), (route) =>
+    // host's _meta, and the result's _meta.traceparent names clawtool's server span (SEP-414). An inner call's context
+    // is the running call's span (RunCode's), so its spans are that span's children and its child joins the trace.
+    const call = Effect.flatMap(Effect.zip(registry.routeOf(name), contextOf(meta, via)), ([route, traceContext]) =>
       tracing.toolCall({
         wire: name,
         route,

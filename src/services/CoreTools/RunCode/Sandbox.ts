@@ -137,10 +137,7 @@ export const run = (settings: RunSettings): Effect.Effect<RunOutcome> =>
   )
 
 /** A worker is kept only after a run that ended with its "done" (the guest is no longer running in it). */
-const clean = (exit: Exit.Exit<unknown, unknown>) =>
-  Exit.isSuccess(exit) &&
-  !(
-    (exit.value as RunOutcome).ok === false &&
-    ((exit.value as { reason?: string }).reason === "Crashed" ||
-      (exit.value as { reason?: string }).reason === "Timeout")
-  )
+const finished = (outcome: RunOutcome) => outcome.ok || (outcome.reason !== "Crashed" && outcome.reason !== "Timeout")
+
+/** The run's scope closed with an outcome its worker finished (the scope's value is the run's outcome). */
+const clean = (exit: Exit.Exit<unknown, unknown>) => Exit.isSuccess(exit) && finished(exit.value as RunOutcome)
