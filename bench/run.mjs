@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // run.mjs: clawtool's benchmark harness (issue 7). `npm run bench` builds dist/ and runs this; see bench/README.md.
 //   node bench/run.mjs [--quick]
-//                      [--only overhead,firstcalls,startup,coldstart,catalog,memory,steadiness,warmstart,lazy,remote,trust]
+//                      [--only overhead,firstcalls,startup,coldstart,catalog,memory,steadiness,warmstart,lazy,remote,trust,code]
 //                      [--out FILE] [--merge]
 // --merge keeps the sections of FILE that this run does not measure (each section records when it was measured).
 // Every figure is measured in this one run, on this machine, next to its direct-path baseline; the ratios are what
@@ -14,6 +14,7 @@ import * as Os from "node:os"
 import * as Path from "node:path"
 import { pathToFileURL } from "node:url"
 import * as Bundle from "./bundle.mjs"
+import { codeMode } from "./codemode.mjs"
 import {
   callEcho,
   childEnv,
@@ -51,7 +52,8 @@ const value = (name) => {
 const quick = flag("--quick")
 const only = new Set(
   (
-    value("--only") ?? "overhead,firstcalls,startup,coldstart,catalog,memory,steadiness,warmstart,lazy,remote,trust"
+    value("--only") ??
+    "overhead,firstcalls,startup,coldstart,catalog,memory,steadiness,warmstart,lazy,remote,trust,code"
   ).split(",")
 )
 const merge = flag("--merge")
@@ -100,7 +102,11 @@ const targets = {
   /** Trust, redaction and audit on vs all off: at most this far apart (issue 25). */
   trustApart: 0.05,
   /** Cleaning every tool of the 10,000-tool catalog (Trust/Clean.ts, issue 25) against JSON.stringify of the same tools. */
-  cleanRatio: 0.5
+  cleanRatio: 0.5,
+  /** Code mode (issue 30): bytes entering the model's context, one RunCode vs direct calls, over the five tasks. */
+  codeSaving: 0.9,
+  /** 100 sequential inner echo calls from one RunCode vs 100 direct calls through clawtool. */
+  codeOverheadRatio: 1.5
 }
 
 // ---------------------------------------------------------------------------------------------------------------------
@@ -925,7 +931,8 @@ const main = async () => {
     ["warmstart", "7. warm start, 20 sources x 1 s initialize, persisted catalog", () => warmstart(variants.dist)],
     ["lazy", "8. 20 lazy sources with a persisted catalog, idle", () => lazy(variants.dist)],
     ["remote", "9. remote source (streamable HTTP) call overhead", () => remote()],
-    ["trust", "10. trust, redaction and audit on vs off", () => trust()]
+    ["trust", "10. trust, redaction and audit on vs off", () => trust()],
+    ["code", "11. code mode: token economy and RunCode overhead", () => codeMode(variants.dist)]
   ]
   if (merge && existsSync(outFile)) {
     // The sections this run does not measure, as an earlier run measured them.
@@ -981,6 +988,10 @@ const judge = (results) => {
   if (results.catalog) {
     add("tools/list server time, 10k tools (ms)", results.catalog.serverMs, "≤", targets.catalogServerMs, " ms")
     add("clean 10k tools / JSON.stringify them", results.catalog.cleanRatio, "≤", targets.cleanRatio, "")
+  }
+  if (results.code) {
+    add("code mode: context bytes saved, 5 tasks", results.code.saving, "≥", targets.codeSaving, "")
+    add("RunCode: 100 inner echo calls / 100 direct", results.code.overhead.ratio, "≤", targets.codeOverheadRatio, "")
   }
   if (results.memory)
     add("peak RSS, 20 idle children (MB)", results.memory.clawtool.dist.peakRssMb, "≤", targets.peakRssMb, " MB")

@@ -4,7 +4,7 @@
 // over tsc's: src/launcher.ts (the heap flag, then the bundle with V8's code cache). Loading ~1,100 separate ES modules
 // was most of clawtool's start-up; see docs/decisions/008-bundled-bin.md and 027-code-cache.md.
 import * as esbuild from "esbuild"
-import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { chmodSync, copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import * as Path from "node:path"
 import { fileURLToPath } from "node:url"
 
@@ -145,6 +145,27 @@ const prettierOnlyTypeScript = {
   }
 }
 
+/**
+ * RunCode (ADR 035): its worker runs from a file of its own, dist/bin/runcode-worker.cjs (QuickJS's glue bundled in),
+ * beside QuickJS's wasm, dist/bin/quickjs.wasm; the bundled WorkerFile module names both. Neither loads before the
+ * first RunCode.
+ */
+const runCodeWorkerPlugin = {
+  name: "clawtool-runcode-worker",
+  setup(build) {
+    build.onLoad({ filter: /[\\/]RunCode[\\/]WorkerFile\.ts$/ }, () => ({
+      contents: [
+        'import * as Path from "node:path"',
+        'import { existsSync } from "node:fs"',
+        "const here = Path.dirname(require('node:url').fileURLToPath(import.meta.url))",
+        'const dir = existsSync(Path.join(here, "runcode-worker.cjs")) ? here : Path.join(here, "bin")',
+        'export const workerFiles = () => ({ worker: Path.join(dir, "runcode-worker.cjs"), wasm: Path.join(dir, "quickjs.wasm") })'
+      ].join("\n"),
+      loader: "ts"
+    }))
+  }
+}
+
 const built = await esbuild.build({
   // src/main.ts becomes dist/clawtool.cjs; dist/main.js, the bin, is the launcher built below from src/launcher.ts.
   entryPoints: { clawtool: Path.join(root, "src", "main.ts") },
@@ -162,7 +183,14 @@ const built = await esbuild.build({
   platform: "node",
   format: "esm",
   target: "node20",
-  plugins: [versionPlugin, deepImportsPlugin, noAjvPlugin, jsonSchemaToTypeScriptPlugin, prettierOnlyTypeScript],
+  plugins: [
+    versionPlugin,
+    runCodeWorkerPlugin,
+    deepImportsPlugin,
+    noAjvPlugin,
+    jsonSchemaToTypeScriptPlugin,
+    prettierOnlyTypeScript
+  ],
   // jsonc-parser's "main" is a UMD build whose require("./impl/…") calls esbuild cannot follow; its ES build can be.
   alias: { "jsonc-parser": "jsonc-parser/lib/esm/main.js" },
   // Inline here, so that the CommonJS step below maps back to src/ through it.
@@ -271,6 +299,25 @@ await esbuild.build({
   logLevel: "warning"
 })
 chmodSync(outfile, 0o755)
+
+// RunCode's worker and QuickJS's wasm (see runCodeWorkerPlugin).
+await esbuild.build({
+  entryPoints: [Path.join(root, "src", "services", "CoreTools", "RunCode", "Worker.ts")],
+  outfile: Path.join(root, "dist", "bin", "runcode-worker.cjs"),
+  bundle: true,
+  platform: "node",
+  format: "cjs",
+  target: "node20",
+  define: { "import.meta.url": "__importMetaUrl" },
+  banner: { js: 'const __importMetaUrl = require("node:url").pathToFileURL(__filename).href;' },
+  minifyWhitespace: true,
+  charset: "ascii",
+  logLevel: "warning"
+})
+copyFileSync(
+  Path.join(root, "node_modules", "@jitl", "quickjs-wasmfile-release-sync", "dist", "emscripten-module.wasm"),
+  Path.join(root, "dist", "bin", "quickjs.wasm")
+)
 const outputs = Object.entries(built.metafile.outputs).filter(([path]) => path.endsWith(".cjs"))
 const [, output] = outputs.find(([path]) => path.endsWith("clawtool.cjs"))
 console.error(

@@ -142,7 +142,8 @@ const coreTools = (env: Readonly<Record<string, string>>) =>
 const view: CatalogView = {
   catalog: Effect.succeed({ tools: [sourceTool], hash: "c0ffee", collisions: [] }),
   health: Effect.succeed([healthRow]),
-  search: () => Effect.die("no search in this test")
+  search: () => Effect.die("no search in this test"),
+  codeNames: Effect.succeed({})
 }
 
 describe("CoreTools as a tool provider", () => {

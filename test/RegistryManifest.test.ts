@@ -102,7 +102,8 @@ describe("the core manifest", () => {
         "Glob",
         "Grep",
         "WebFetch",
-        "WebSearch"
+        "WebSearch",
+        "RunCode"
       ]
     )
   })
@@ -116,8 +117,8 @@ describe("the core manifest", () => {
     assert.deepStrictEqual(stubs, [], "tools with a stub usage hint (< 20 characters)")
   })
 
-  it("the hot set is the Go hot set, restricted to the tools that exist here", () => {
-    const goHotSet = ["Bash", "Read", "Edit", "Glob", "Grep", "WebFetch", "WebSearch", "ToolSearch"]
+  it("the hot set is the Go hot set, restricted to the tools that exist here, and RunCode (issue 30)", () => {
+    const goHotSet = ["Bash", "Read", "Edit", "Glob", "Grep", "WebFetch", "WebSearch", "ToolSearch", "RunCode"]
     const expected = goHotSet.filter((name) => manifest.byName.has(name))
     assert.deepStrictEqual([...Manifest.alwaysLoadSet(manifest)].sort(), expected.sort())
   })

@@ -4,7 +4,7 @@ import * as Fs from "node:fs/promises"
 import * as Path from "node:path"
 import type { JsonObject } from "../domain/Mcp.js"
 import type { Catalog, CatalogEntry } from "../services/Registry/CatalogTypes.js"
-import { sanitize, shortHash } from "../services/Registry/NameBudget.js"
+import { codeNamesOf, namespaceName } from "../services/Registry/CodeNames.js"
 import { byteOrder } from "../services/Registry/Pipeline.js"
 
 /**
@@ -46,6 +46,8 @@ const compileOptions: Partial<CompileOptions> = {
   $refOptions: { resolve: { external: false } } as CompileOptions["$refOptions"]
 }
 
+export { camelCase } from "../services/Registry/CodeNames.js"
+
 /** Every file for the listed tools of a catalog, sorted by path. */
 export const generate = (catalog: Catalog): Effect.Effect<ReadonlyArray<GeneratedFile>> =>
   Effect.gen(function* () {
@@ -60,24 +62,11 @@ export const generate = (catalog: Catalog): Effect.Effect<ReadonlyArray<Generate
       rootExports.push(exportLine(entry.original, module, `./${entry.original}.js`))
     }
 
-    const instances = [...new Set(listed.filter((entry) => entry.kind === "source").map((entry) => entry.instance))]
-    for (const instance of instances.sort(byteOrder)) {
-      const usedFiles = new Set<string>()
-      const used = new Set<string>()
+    const sourceNames = codeNamesOf(catalog.entries).filter((name) => name.namespace !== undefined)
+    const instances = [...new Set(sourceNames.map((name) => name.entry.instance))]
+    for (const instance of instances) {
       const lines: Array<string> = []
-      const tools = listed
-        .filter((entry) => entry.kind === "source" && entry.instance === instance)
-        .sort((a, b) => byteOrder(a.wire, b.wire))
-      // Names that clash after mapping (`a.b` and `a_b`, `get-sum` and `getSum`) get a hash of the original name.
-      const distinct = (name: string, taken: Set<string>, entry: CatalogEntry) => {
-        const unique = taken.has(name) ? `${name}_${shortHash(entry.instance, entry.original).slice(0, 6)}` : name
-        taken.add(unique)
-        return unique
-      }
-      for (const entry of tools) {
-        const file = distinct(sanitize(entry.original) || "tool", usedFiles, entry)
-        const base = distinct(camelCase(file), used, entry)
-        const fn = reserved.has(base) ? `${base}_` : base
+      for (const { entry, fn, file, base } of sourceNames.filter((name) => name.entry.instance === instance)) {
         const module = yield* toolModule(entry, fn, typeName(base), top)
         files.push({ path: `${instance}/${file}.ts`, content: module.content })
         lines.push(exportLine(fn, module, `./${file}.js`))
@@ -289,16 +278,6 @@ const jsDoc = (entry: CatalogEntry): string => {
   return ["/**", ...lines.map((line) => (line === "" ? " *" : ` * ${line}`)), " */"].join("\n")
 }
 
-/** `read_text_file` → `readTextFile`, `get-sum` → `getSum`; a leading digit gets `_`. */
-export const camelCase = (name: string): string => {
-  const parts = name.split(/[_-]+/).filter((part) => part !== "")
-  if (parts.length === 0) return "tool"
-  const joined = parts
-    .map((part, i) => (i === 0 ? part[0]!.toLowerCase() + part.slice(1) : part[0]!.toUpperCase() + part.slice(1)))
-    .join("")
-  return /^[0-9]/.test(joined) ? `_${joined}` : joined
-}
-
 /**
  * The type name json-schema-to-typescript will declare for `name` (its `toSafeString`, for the ASCII names made
  * here): the barrel must export exactly that name.
@@ -314,20 +293,6 @@ export const typeName = (name: string): string => {
     .replace(/^\d+/, "")
   return safe === "" ? "Tool" : safe[0]!.toUpperCase() + safe.slice(1)
 }
-
-/** `github-work` → `githubWork` (injective on kebab-case names). */
-const namespaceName = (instance: string): string => {
-  const name = camelCase(instance)
-  return reserved.has(name) ? `${name}_` : name
-}
-
-const reserved = new Set(
-  (
-    "break case catch class const continue debugger default delete do else enum export extends false finally for " +
-    "function if import in instanceof new null return super switch this throw true try typeof var void while with " +
-    "yield let static implements interface package private protected public await arguments eval"
-  ).split(" ")
-)
 
 const io = <A>(path: string, f: () => Promise<A>) =>
   Effect.tryPromise({

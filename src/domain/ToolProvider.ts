@@ -1,4 +1,5 @@
-import { Context, type Effect } from "effect"
+import { Context, type Effect, Option } from "effect"
+import type { Progress } from "./Connection.js"
 import type { CallError } from "./Errors.js"
 import type { HealthRow } from "./Health.js"
 import type { CallToolResult, JsonObject, Tool } from "./Mcp.js"
@@ -56,7 +57,12 @@ export interface SearchHit {
   readonly description: string | undefined
   readonly inputSchema: JsonObject
   readonly score: number
+  /** How RunCode's code calls it (`tools.fs.readTextFile(input: …): Promise<…>`), when code mode is on. */
+  readonly signature?: string | undefined
 }
+
+/** RunCode's `tools` object (ADR 035): per namespace (a source instance) its functions' wire names; core tools at the top. */
+export type CodeNames = Readonly<Record<string, string | Readonly<Record<string, string>>>>
 
 /** What a provided tool may read of the catalog and the sources behind it (ToolSearch, SourceHealth). */
 export interface CatalogView {
@@ -67,7 +73,26 @@ export interface CatalogView {
     query: string,
     limit: number
   ) => Effect.Effect<{ readonly hash: string; readonly hits: ReadonlyArray<SearchHit> }>
+  /** The names code calls the listed tools by (`clawtool tools export-typescript`'s), for RunCode. */
+  readonly codeNames: Effect.Effect<CodeNames>
 }
+
+/**
+ * How a provided tool calls another tool of the catalog exactly as its host would (RunCode, ADR 035): the Gateway's
+ * call path for the calling session (profiles, `[trust]` confirm and pins, redaction, the audit log marked as made
+ * by the tool, tracing spans under the tool's own, limits). The Gateway provides it around each tools/call; none
+ * outside a host's request.
+ */
+export interface HostCallRoute {
+  /** One call; an `isError` result is a result, not a failure. Interrupting it cancels it. */
+  readonly call: (wire: string, args: JsonObject | undefined) => Effect.Effect<CallToolResult, CallError>
+  /** A progress notification for the running call to its host (nothing when the host asked for none). */
+  readonly progress: (progress: Progress) => void
+}
+
+export class CallRoute extends Context.Reference<CallRoute>()("clawtool/CallRoute", {
+  defaultValue: (): Option.Option<HostCallRoute> => Option.none()
+}) {}
 
 export interface ToolProvider {
   readonly listing: ToolListing

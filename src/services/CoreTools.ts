@@ -16,6 +16,7 @@ import { Grep } from "./CoreTools/Grep.js"
 import { Ledger } from "./CoreTools/Ledger.js"
 import * as Manifest from "./CoreTools/Manifest.js"
 import { Read } from "./CoreTools/Read.js"
+import { RunCode } from "./CoreTools/RunCode.js"
 import * as Roots from "./CoreTools/Roots.js"
 import { WebFetch } from "./CoreTools/WebFetch.js"
 import { WebSearch } from "./CoreTools/WebSearch.js"
@@ -43,7 +44,8 @@ export const coreSpecs: ReadonlyArray<Manifest.AnyToolSpec> = [
   Glob,
   Grep,
   WebFetch,
-  WebSearch
+  WebSearch,
+  RunCode
 ]
 
 /**

@@ -147,6 +147,8 @@ export interface ToolCall<E, R> {
   readonly call: (meta: JsonObject | undefined) => Effect.Effect<CallToolResult, E, R>
   /** A failed call as the result the host gets, so it still carries the trace context. */
   readonly recover: (error: E) => CallToolResult
+  /** Made by a core tool's code (RunCode, ADR 035): without the caller's context, its span is the current span's child. */
+  readonly nested?: boolean | undefined
 }
 
 /**
@@ -221,7 +223,7 @@ export class Tracing extends Effect.Service<Tracing>()("clawtool/Tracing", {
             ...(target === undefined ? {} : { "clawtool.tool.original_name": target.tool })
           },
           ...Option.match(request.context, {
-            onNone: () => ({ root: true }),
+            onNone: () => (request.nested === true ? {} : { root: true }),
             onSome: (context) => ({
               parent: Tracer.externalSpan({
                 traceId: context.traceId,

@@ -497,7 +497,7 @@ describe("parseConfig: [trust] and [audit] (issue 25)", () => {
     assert.strictEqual(config.trust.confirm.join(" "), "destructive Bash github.delete_repo fs.*")
     assert.strictEqual(
       failure(`[trust]\nconfirm = ["bash"]\n\n${fs}`).message,
-      `config /x/config.toml:2 at trust.confirm[0]: confirm entries are "destructive", a core tool (Bash, Read, Edit, Write, Glob, Grep, WebFetch, WebSearch) or "<instance>.<tool>" / "<instance>.*", got "bash"`
+      `config /x/config.toml:2 at trust.confirm[0]: confirm entries are "destructive", a core tool (Bash, Read, Edit, Write, Glob, Grep, WebFetch, WebSearch, RunCode) or "<instance>.<tool>" / "<instance>.*", got "bash"`
     )
   })
 

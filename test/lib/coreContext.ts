@@ -1,6 +1,7 @@
 import { Effect, Option } from "effect"
 import { CoreToolsConfig } from "../../src/domain/Config.js"
 import { Ledger } from "../../src/services/CoreTools/Ledger.js"
+import type { CodeNames } from "../../src/domain/ToolProvider.js"
 import type { CoreContext } from "../../src/services/CoreTools/Manifest.js"
 
 /**
@@ -14,6 +15,7 @@ export const coreContext = (
     readonly settings?: CoreToolsConfig
     readonly ledger?: Ledger
     readonly secrets?: Readonly<Record<string, string>>
+    readonly codeNames?: CodeNames
   } = {}
 ): CoreContext => {
   const settings = options.settings ?? new CoreToolsConfig({})
@@ -21,6 +23,7 @@ export const coreContext = (
     catalog: Effect.die("catalog is not available in this test context"),
     health: Effect.succeed([]),
     search: () => Effect.die("search is not available in this test context"),
+    codeNames: Effect.succeed(options.codeNames ?? {}),
     roots: Effect.succeed(options.roots ?? [process.cwd()]),
     maxOutput: options.maxOutput ?? settings.max_output,
     settings,

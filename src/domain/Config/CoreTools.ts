@@ -1,8 +1,18 @@
-import { Schema } from "effect"
-import { wholeBetween } from "./Values.js"
+import { Duration, Schema } from "effect"
+import { PositiveDuration, wholeBetween } from "./Values.js"
 
 /** clawtool's own tools that `[core_tools]` switches (ToolSearch and SourceHealth, the registry's own, always stay). */
-export const coreToolNames = ["Bash", "Read", "Edit", "Write", "Glob", "Grep", "WebFetch", "WebSearch"] as const
+export const coreToolNames = [
+  "Bash",
+  "Read",
+  "Edit",
+  "Write",
+  "Glob",
+  "Grep",
+  "WebFetch",
+  "WebSearch",
+  "RunCode"
+] as const
 export type CoreToolName = (typeof coreToolNames)[number]
 export const isCoreToolName = (name: string): name is CoreToolName =>
   (coreToolNames as ReadonlyArray<string>).includes(name)
@@ -23,10 +33,21 @@ export class WebFetchConfig extends Schema.Class<WebFetchConfig>("WebFetchConfig
   })
 }) {}
 
+/** `[core_tools.RunCode]` (ADR 035): code mode's sandbox limits. */
+export class RunCodeConfig extends Schema.Class<RunCodeConfig>("RunCodeConfig")({
+  enabled: Enabled,
+  /** The guest's whole heap in MB: the wasm memory's maximum, which a memory bomb cannot pass. */
+  memory: Schema.optionalWith(wholeBetween("memory", 8, 1024), { default: () => 64 }),
+  /** The longest one run may take (`timeout_ms` may ask for less, never more). */
+  timeout: Schema.optionalWith(PositiveDuration, { default: () => Duration.seconds(30) }),
+  /** The most tool calls one run may make. */
+  max_calls: Schema.optionalWith(wholeBetween("max_calls", 1, 100_000), { default: () => 200 })
+}) {}
+
 const coreTool = Schema.optionalWith(CoreToolConfig, { default: () => new CoreToolConfig({}) })
 
 /**
- * `[core_tools]`: clawtool's own Bash, Read, Edit, Write, Glob, Grep, WebFetch, WebSearch (issue 14). A table named
+ * `[core_tools]`: clawtool's own Bash, Read, Edit, Write, Glob, Grep, WebFetch, WebSearch (issue 14), RunCode (ADR 035). A table named
  * after no core tool is an unknown key, reported with the known names.
  */
 export class CoreToolsConfig extends Schema.Class<CoreToolsConfig>("CoreToolsConfig")({
@@ -40,5 +61,6 @@ export class CoreToolsConfig extends Schema.Class<CoreToolsConfig>("CoreToolsCon
   Glob: coreTool,
   Grep: coreTool,
   WebFetch: Schema.optionalWith(WebFetchConfig, { default: () => new WebFetchConfig({}) }),
-  WebSearch: coreTool
+  WebSearch: coreTool,
+  RunCode: Schema.optionalWith(RunCodeConfig, { default: () => new RunCodeConfig({}) })
 }) {}

@@ -33,7 +33,10 @@ const ToolSearchOutput = Schema.Struct({
       name: Schema.String.annotations({ description: "The wire name to call" }),
       description: Schema.optional(Schema.String),
       inputSchema: JsonSchemaObject,
-      score: Schema.Number
+      score: Schema.Number,
+      signature: Schema.optional(Schema.String).annotations({
+        description: "How RunCode's code calls it (code mode on)"
+      })
     })
   ),
   catalogHash: Schema.String
@@ -59,7 +62,8 @@ export const ToolSearch = defineTool({
           name: hit.name,
           ...(hit.description === undefined ? {} : { description: hit.description }),
           inputSchema: hit.inputSchema,
-          score: hit.score
+          score: hit.score,
+          ...(hit.signature === undefined ? {} : { signature: hit.signature })
         })),
         catalogHash: hash
       }

@@ -1,7 +1,7 @@
 import { Clock, Effect, Either, Exit, Option } from "effect"
 import * as CallPlan from "../../domain/CallPlan.js"
 import type { Progress } from "../../domain/Connection.js"
-import type { JsonObject } from "../../domain/Mcp.js"
+import type { CallToolResult, JsonObject } from "../../domain/Mcp.js"
 import { isJsonObject, RpcCode, RpcError } from "../../domain/Surface.js"
 import { resumeOptimiser } from "../../heap.js"
 import { rawResult } from "../../transport/StdioServerTransport.js"
@@ -10,7 +10,8 @@ import type { ForwardOptions } from "../Registry/Forward.js"
 import * as SurfaceRoutes from "../Registry/Surface.js"
 import type { Surface } from "../Registry/Surface.js"
 import type { RegistryView as Registry } from "../Registry.js"
-import type { CallError } from "../../domain/Errors.js"
+import { CallError } from "../../domain/Errors.js"
+import { CallRoute, type HostCallRoute } from "../../domain/ToolProvider.js"
 import type { AuditRecorder } from "../Audit.js"
 import type { TraceContext, Tracing } from "../Tracing.js"
 import { outcomeOfError, outcomeOfResult } from "../Trust/AuditLine.js"
@@ -62,7 +63,8 @@ const auditCall = <A, E>(
   wire: string,
   args: JsonObject | undefined,
   seen: Seen,
-  effect: Effect.Effect<A, E>
+  effect: Effect.Effect<A, E>,
+  via: string | undefined
 ) => {
   const started = performance.now()
   return Effect.flatMap(Clock.currentTimeMillis, (at) =>
@@ -87,7 +89,8 @@ const auditCall = <A, E>(
               : "error",
           arguments: args,
           bytesOut: Exit.isSuccess(exit) ? Buffer.byteLength(seen.json) : 0,
-          traceId: seen.traceId
+          traceId: seen.traceId,
+          via
         })
       })
     )
@@ -100,6 +103,9 @@ const withoutProgressToken = (params: JsonObject, meta: JsonObject): JsonObject 
   const { _meta: _old, ...others } = params
   return Object.keys(rest).length === 0 ? others : { ...others, _meta: rest }
 }
+
+/** An inner call (RunCode's) has no request of its own: its progress goes out as the running call's, once per call. */
+const innerContext: RequestContext = { requestId: "inner", notify: () => {} }
 
 /** When the host's request carries a progressToken: progress comes back under it (the SDK uses its own downstream). */
 const progressFor = (meta: JsonObject | undefined, context: RequestContext) => {
@@ -132,8 +138,46 @@ export const handlers = (
     return spliced ? rawResult(catalog.host.listJson) : { tools: catalog.tools }
   })
 
+  /**
+   * The route a core tool's code calls tools by (RunCode, ADR 035): this session's own call path, its audit lines
+   * marked `via`, its spans under the running call's, one progress notification per call to the running call's host.
+   */
+  const routeFor = (onProgress: ((progress: Progress) => void) | undefined, via: string): HostCallRoute => ({
+    progress: onProgress ?? (() => {}),
+    call: (wire, args) =>
+      wire === via
+        ? Effect.fail(new CallError({ tool: wire, reason: "Denied", detail: `${via} cannot call ${via}` }))
+        : toolCall({ name: wire, ...(args === undefined ? {} : { arguments: args }) }, innerContext, via).pipe(
+            Effect.map((result) => result as CallToolResult),
+            Effect.mapError((error) => new CallError({ tool: wire, reason: "InvalidArguments", detail: error.detail }))
+          )
+  })
+
+  /** The host's trace context for its own call; for an inner call, the current span's (none: the host's, if any). */
+  const contextOf = (meta: JsonObject | undefined, via: string | undefined) =>
+    via === undefined
+      ? Effect.succeed(tracing.extract(meta))
+      : Effect.map(Effect.option(Effect.currentSpan), (span) =>
+          Option.isSome(span) && traceIdPattern.test(span.value.traceId)
+            ? Option.some<TraceContext>({
+                traceId: span.value.traceId,
+                spanId: span.value.spanId,
+                sampled: span.value.sampled,
+                traceState: undefined,
+                source: "meta"
+              })
+            : tracing.extract(meta)
+        )
+
   /** tools/call on the SDK path: what CallPlan sends here (progress, task, trace context, failures to explain). */
-  const callTool: Handler = (params, context) => {
+  const callTool: Handler = (params, context) => toolCall(params, context, undefined)
+
+  /** A tools/call, the host's (`via` undefined) or made by a core tool's code (`via` names it; answered unspliced). */
+  const toolCall = (
+    params: unknown,
+    context: RequestContext,
+    via: string | undefined
+  ): Effect.Effect<unknown, RpcError> => {
     resumeOptimiser() // the host's first call ends the start-up (src/heap.ts)
     const parsed = CallPlan.parse(params)
     if (!parsed.ok) return Effect.fail(invalidParams(parsed.invalid))
@@ -144,18 +188,23 @@ export const handlers = (
     const onProgress = progressFor(meta, context)
     // What the audit learns on the way (only with [audit] on): the CallError a result stands for, the trace.
     const seen: Seen = { failure: undefined, traceId: undefined, result: undefined, json: "" }
-    const traceContext = tracing.extract(meta)
     // The server span wraps the whole call; the child gets the client span's traceparent merged into the
-    // host's _meta, and the result's _meta.traceparent names clawtool's server span (SEP-414).
-    const call = Effect.flatMap(registry.routeOf(name), (route) =>
+    // host's _meta, and the result's _meta.traceparent names clawtool's server span (SEP-414). An inner call's context
+    // is the running call's span (RunCode's), so its spans are that span's children and its child joins the trace.
+    const call = Effect.flatMap(Effect.zip(registry.routeOf(name), contextOf(meta, via)), ([route, traceContext]) =>
       tracing.toolCall({
         wire: name,
         route,
         requestId: context.requestId,
         context: traceContext,
         meta: meta === undefined ? undefined : forwardedMeta,
+        nested: via !== undefined,
         call: (_meta) => {
-          const called = registry.call(name, { arguments: args, _meta, task }, { onProgress })
+          const called = Effect.provideService(
+            registry.call(name, { arguments: args, _meta, task }, { onProgress }),
+            CallRoute,
+            Option.some(routeFor(onProgress, name))
+          )
           return audit === undefined ? called : Effect.zipRight(traceOf(seen, traceContext), called)
         },
         recover:
@@ -191,10 +240,10 @@ export const handlers = (
       const { value, json } = serialise(result, (cause) => callErrorResult(unserialisable(name, cause)))
       seen.result = value
       seen.json = json
-      return spliced ? rawResult(json) : value
+      return spliced && via === undefined ? rawResult(json) : value
     }
     const audited = <A, E>(effect: Effect.Effect<A, E>) =>
-      audit === undefined ? effect : auditCall(audit, registry, name, args, seen, effect)
+      audit === undefined ? effect : auditCall(audit, registry, name, args, seen, effect, via)
     if (task === undefined) return audited(Effect.map(counted, answer))
     // A task-augmented call needs a child that declared task support: a JSON-RPC error otherwise, since the
     // host expects a CreateTaskResult, not a tool result.

@@ -235,9 +235,10 @@ const titleOf = (tool: Tool): string => {
 
 /**
  * The tools that find and call others: an agent searching has them already, so a result slot spent on them is lost
- * (their keywords — find, search, call — would otherwise put them first for half the queries).
+ * (their keywords — find, search, call — would otherwise put them first for half the queries). RunCode (always
+ * listed) too: its name and `code` parameter would match every task about code.
  */
-export const discoveryTools: ReadonlySet<string> = new Set(["ToolSearch", "CallTool"])
+export const discoveryTools: ReadonlySet<string> = new Set(["ToolSearch", "CallTool", "RunCode"])
 
 /** The documents of one catalog: listed tools only (what the host could call), the discovery tools excepted. */
 export const documents = (catalog: Catalog, manifest: ToolListing): ReadonlyArray<SearchDocument> => {

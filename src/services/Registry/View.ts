@@ -8,6 +8,7 @@ import type { CatalogView, ToolProvider } from "../../domain/ToolProvider.js"
 import type { Sources } from "../Sources.js"
 import { readOnlyRule } from "./Catalog.js"
 import type { Catalog } from "./CatalogTypes.js"
+import * as CodeNames from "./CodeNames.js"
 import type { Confirmation } from "./Confirmations.js"
 import * as Forward from "./Forward.js"
 import type * as NameBudget from "./NameBudget.js"
@@ -46,6 +47,12 @@ export const make = (input: ViewInput) => {
   const coreDisabled = provider.disabled
   const catalog: Effect.Effect<Catalog> = Effect.sync(catalogNow)
 
+  // Code mode (RunCode served here, ADR 035): the names code calls this view's tools by; ToolSearch's hits carry
+  // their signatures.
+  const codeMode = core("RunCode") && !coreDisabled.has("RunCode")
+  const codeNamesOf = CodeNames.memoized<Catalog>()
+  const codeNames = Effect.map(catalog, (current) => CodeNames.codeNamesObject(codeNamesOf(current)))
+
   // The search index of this view, rebuilt when its hash changed.
   const index = MutableRef.make<ToolSearch.Index | undefined>(undefined)
   const search = (query: string, limit: number) =>
@@ -58,11 +65,12 @@ export const make = (input: ViewInput) => {
         built = build(current, manifest)
         MutableRef.set(index, built)
       }
-      return { hash: current.hash, hits: built.search(query, limit) }
+      const hits = built.search(query, limit)
+      return { hash: current.hash, hits: codeMode ? CodeNames.withSignatures(hits, codeNamesOf(current)) : hits }
     }).pipe(Effect.withSpan("Registry.search", { attributes: { "clawtool.search.limit": limit } }))
 
-  /** What the provider's tools (ToolSearch, SourceHealth) read of the catalog: this view's. */
-  const view: CatalogView = { catalog, health: input.health, search }
+  /** What the provider's tools (ToolSearch, SourceHealth, RunCode) read of the catalog: this view's. */
+  const view: CatalogView = { catalog, health: input.health, search, codeNames }
   const relayed = Forward.make(sources, input.surface, prefixes)
   // The host's roots changed: the core tools' roots are read again on next use, and children hear it.
   const forward: typeof relayed = {

@@ -49,6 +49,8 @@ export interface AuditCall {
   /** UTF-8 bytes of the result's JSON as answered. */
   readonly bytesOut: number
   readonly traceId: string | undefined
+  /** The core tool whose code made the call (`RunCode`, ADR 035); absent for a host's own call. */
+  readonly via?: string | undefined
 }
 
 export type ArgsMode = "none" | "redacted" | "full"
@@ -104,6 +106,7 @@ export const format = (call: AuditCall, mode: ArgsMode, redact: Redactor | undef
     `,"duration_ms":${finite(Math.round(call.durationMs * 100) / 100)}` +
     `,"bytes_in":${Buffer.byteLength(args)},"bytes_out":${finite(call.bytesOut)}` +
     (call.traceId === undefined ? "" : `,"trace_id":${JSON.stringify(call.traceId)}`) +
+    (call.via === undefined ? "" : `,"via":${JSON.stringify(call.via)}`) +
     `,${argsField}}`
   )
 }
@@ -140,6 +143,7 @@ export const Entry = Schema.Struct({
   bytes_in: Schema.Number,
   bytes_out: Schema.Number,
   trace_id: Schema.optional(Schema.String),
+  via: Schema.optional(Schema.String),
   args_sha256: Schema.optional(Schema.String),
   args: Schema.optional(Schema.Unknown)
 })
