@@ -129,7 +129,7 @@ describe("ToolSearch.isQuestion", () => {
 })
 
 describe("ToolSearch.documents", () => {
-  it("listed tools only, discovery tools excepted; a source tool carries its original name, a core tool its keywords and hint", () => {
+  it("listed tools only, discovery tools (ToolSearch, RunCode) excepted; a source tool carries its original name, a core tool its keywords and hint", () => {
     const { catalog } = fixture()
     const docs = ToolSearch.documents(catalog, manifest)
     const byId = new Map(docs.map((doc) => [doc.id, doc]))
@@ -151,7 +151,7 @@ describe("ToolSearch.documents", () => {
     assert.strictEqual(core.title, "Source health", "a title given only in the annotations is indexed")
     assert.deepStrictEqual(
       [...docs.map((doc) => doc.id)].sort(),
-      [...catalog.tools.map((t) => t.name)].filter((name) => name !== "ToolSearch").sort(),
+      [...catalog.tools.map((t) => t.name)].filter((name) => name !== "ToolSearch" && name !== "RunCode").sort(),
       "one document per listed tool"
     )
   })
@@ -429,7 +429,7 @@ describe("ToolSearch's word tables, as a fresh copy of the module builds them", 
 
   it("the discovery tools, the question words and the how-to words", async () => {
     const search = await fresh()
-    assert.deepStrictEqual([...search.discoveryTools], ["ToolSearch", "CallTool"])
+    assert.deepStrictEqual([...search.discoveryTools], ["ToolSearch", "CallTool", "RunCode"])
     assert.isTrue(search.isQuestion("what files are here"))
     assert.isTrue(search.isQuestion("have we got a backup"))
     assert.isFalse(search.isQuestion("how do I delete a file"))
