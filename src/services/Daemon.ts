@@ -12,8 +12,10 @@ import {
 } from "../transport/HttpGuard.js"
 import { type HttpServerTransport, loadHttpServerTransports } from "../transport/HttpServerTransport.js"
 import { Config } from "./Config.js"
+import * as Web from "./Daemon/Web.js"
 import { Gateway } from "./Gateway.js"
 import { HostSessions } from "./HostSessions.js"
+import { Metrics } from "./Metrics.js"
 import { expand, Secrets } from "./Secrets.js"
 
 /** A JSON-RPC error body with no request id (the request could not be read, or was refused before routing). */
@@ -61,6 +63,11 @@ export interface DaemonSettings {
   readonly allowedOrigins: ReadonlyArray<string>
   readonly stateless: boolean
   readonly maxBody: number
+  /** `GET /metrics` served, and without the token. */
+  readonly metrics: boolean
+  readonly metricsPublic: boolean
+  /** The dashboard (`/ui`, `/api`). */
+  readonly ui: boolean
 }
 
 /**
@@ -75,6 +82,8 @@ export class Daemon extends Effect.Service<Daemon>()("clawtool/Daemon", {
     const gateway = yield* Gateway
     const hostSessions = yield* HostSessions
     const secrets = yield* Secrets
+    // Present whenever the daemon runs (layers/Main.ts); absent in tests of the Daemon alone.
+    const metrics = yield* Effect.serviceOption(Metrics)
     const { config, file } = yield* Config
     const where = Option.getOrElse(file, () => "(no config file)")
     const invalid = (keyPath: string, detail: string) =>
@@ -114,7 +123,10 @@ export class Daemon extends Effect.Service<Daemon>()("clawtool/Daemon", {
           allowedHosts: http.allowed_hosts,
           allowedOrigins: http.allowed_origins,
           stateless: http.stateless,
-          maxBody: http.max_body
+          maxBody: http.max_body,
+          metrics: http.metrics,
+          metricsPublic: http.metrics_public,
+          ui: http.ui
         } satisfies DaemonSettings
       })
 
@@ -241,6 +253,19 @@ export class Daemon extends Effect.Service<Daemon>()("clawtool/Daemon", {
           return transport.handleRequest(req, res, body)
         }
 
+        const guard: Web.Guard = {
+          bound: () => bound,
+          token: options.token,
+          allowedHosts: options.allowedHosts,
+          allowedOrigins: options.allowedOrigins
+        }
+        // The routes beside /mcp (issue 29), each in its own module.
+        const routes: ReadonlyArray<Web.Route> = Option.match(metrics, {
+          onNone: () => [],
+          onSome: (metrics) =>
+            options.metrics ? [Web.metricsRoute(guard, options.metricsPublic, () => run(metrics.exposition))] : []
+        })
+
         const handler = (req: http.IncomingMessage, res: http.ServerResponse) => {
           const path = (req.url ?? "/").split("?")[0]
           if (path === "/healthz" && req.method === "GET") return reply(res, 200, JSON.stringify({ status: "ok" }))
@@ -249,6 +274,7 @@ export class Daemon extends Effect.Service<Daemon>()("clawtool/Daemon", {
               reply(res, ready ? 200 : 503, JSON.stringify({ ready, sources: rows }))
             )
           }
+          if (path !== "/mcp" && routes.some((route) => route(path, req, res))) return
           if (path !== "/mcp") return reply(res, 404, rpcError(-32601, `Not found: MCP is served at /mcp`))
           mcp(req, res).catch((error: unknown) => {
             void run(Effect.logWarning(`http: ${error instanceof Error ? error.message : String(error)}`))

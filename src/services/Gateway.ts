@@ -4,6 +4,7 @@ import { CurrentLimits } from "../domain/Limits.js"
 import type { Cancels } from "../transport/Cancels.js"
 import { StdioServerTransport } from "../transport/StdioServerTransport.js"
 import { Audit, type AuditRecorder } from "./Audit.js"
+import { metered, Metrics } from "./Metrics.js"
 import * as CallPath from "./Gateway/CallPath.js"
 import * as Handlers from "./Gateway/Handlers.js"
 import { type HostEdge, type ListKind, makeEdge, type Transport } from "./Gateway/Sdk.js"
@@ -43,6 +44,8 @@ export class Gateway extends Effect.Service<Gateway>()("clawtool/Gateway", {
     const chain = yield* ConfigChain
     // `[audit]` (issue 25): provided by serve's layers; absent (tests of the Gateway alone), nothing is recorded.
     const audit = yield* Effect.serviceOption(Audit)
+    // The daemon's metrics (issue 29): absent on stdio serve and in tests of the Gateway alone.
+    const meter = Option.getOrUndefined(yield* Effect.serviceOption(Metrics))
     const runtime = yield* Effect.runtime<never>()
     const services: Handlers.Services = { registry, tracing, redact: (text) => redaction.current().text(text) }
     const forwardTo = registry.forward
@@ -100,7 +103,8 @@ export class Gateway extends Effect.Service<Gateway>()("clawtool/Gateway", {
     const session = (transport: Transport, options: SessionOptions = {}) =>
       Effect.gen(function* () {
         const edge = makeEdge(runtime)
-        const recorder = Option.getOrUndefined(audit)?.recorder(options.id, () => edge.server.getClientVersion()?.name)
+        const client = () => edge.server.getClientVersion()?.name
+        const recorder = metered(Option.getOrUndefined(audit)?.recorder(options.id, client), meter, options.id, client)
         const view = yield* sessions.join({
           id: options.id ?? "stdio",
           stateless: options.stateless,
@@ -132,6 +136,11 @@ export class Gateway extends Effect.Service<Gateway>()("clawtool/Gateway", {
         if (!view.stateless) {
           yield* Effect.forkScoped(notifyChanges(view, edge))
           yield* Effect.forkScoped(pumpNotifications(feed, view, edge))
+        }
+        if (meter !== undefined && !view.stateless) {
+          // The session's profile goes here once sessions have one ([profiles], issue 26).
+          const closeSession = meter.session("default")
+          yield* Effect.addFinalizer(() => Effect.sync(closeSession))
         }
         // Released first (finalizers run in reverse): the server above closes after, aborting the calls in flight.
         yield* Effect.addFinalizer(() =>

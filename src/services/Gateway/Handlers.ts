@@ -65,6 +65,7 @@ const auditCall = <A, E>(
   effect: Effect.Effect<A, E>
 ) => {
   const started = performance.now()
+  audit.begin?.()
   return Effect.flatMap(Clock.currentTimeMillis, (at) =>
     Effect.onExit(effect, (exit) =>
       Effect.sync(() => {
