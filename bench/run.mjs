@@ -942,6 +942,21 @@ const metricsDaemon = (on) =>
     child.once("exit", (code) => reject(new Error(`daemon exited ${code}: ${stderr}`)))
   })
 
+/**
+ * A path idle through the other's round: on a loaded machine the daemon's keep-alive timer (5 s) can close a pooled
+ * socket before the client's (4 s) does, and the next POST on it fails ("other side closed"). Such a failure here, off
+ * the measurement, drops the dead sockets; then the round starts on live ones.
+ */
+const rewarm = async (path) => {
+  for (let attempt = 0; attempt < 3; attempt++) {
+    try {
+      return await throughput(path.client, path.tool, 64, plan.metrics.concurrency)
+    } catch {
+      // a pooled socket the daemon had closed: try again on fresh ones
+    }
+  }
+}
+
 const metrics = async () => {
   const p = plan.metrics
   const opened = [
@@ -967,7 +982,10 @@ const metrics = async () => {
     for (let r = 0; r < p.rounds; r++) {
       const order = r % 2 === 0 ? paths : [...paths].reverse()
       const row = {}
-      for (const path of order) row[path.name] = await measureRound(path, p)
+      for (const path of order) {
+        await rewarm(path)
+        row[path.name] = await measureRound(path, p)
+      }
       perRound.push({
         latencyRatio: round(row.on.p50 / row.off.p50),
         throughputRatio: round(row.on.rate / row.off.rate)

@@ -90,6 +90,7 @@ describe("the bin's start path", () => {
       // the daemon's metrics (issue 29)
       "node_modules/prom-client/",
       "src/services/Metrics/Prometheus.ts",
+      "src/services/Daemon/DashboardRoutes.ts",
       "node_modules/@modelcontextprotocol/sdk/dist/esm/server/streamableHttp.js"
     ]
     const loaded = deferred.filter((module) => sources.some((source) => source.includes(module)))

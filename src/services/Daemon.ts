@@ -12,6 +12,7 @@ import {
 } from "../transport/HttpGuard.js"
 import { type HttpServerTransport, loadHttpServerTransports } from "../transport/HttpServerTransport.js"
 import { Config } from "./Config.js"
+import { Dashboard } from "./Dashboard.js"
 import * as Web from "./Daemon/Web.js"
 import { Gateway } from "./Gateway.js"
 import { HostSessions } from "./HostSessions.js"
@@ -77,13 +78,14 @@ export interface DaemonSettings {
  * and which transport a session id names. What a session keeps (and when it expires) is HostSessions'.
  */
 export class Daemon extends Effect.Service<Daemon>()("clawtool/Daemon", {
-  dependencies: [Gateway.Default, Secrets.Default, HostSessions.Default],
+  dependencies: [Gateway.Default, Secrets.Default, HostSessions.Default, Dashboard.Default],
   effect: Effect.gen(function* () {
     const gateway = yield* Gateway
     const hostSessions = yield* HostSessions
     const secrets = yield* Secrets
     // Present whenever the daemon runs (layers/Main.ts); absent in tests of the Daemon alone.
     const metrics = yield* Effect.serviceOption(Metrics)
+    const dashboard = yield* Dashboard
     const { config, file } = yield* Config
     const where = Option.getOrElse(file, () => "(no config file)")
     const invalid = (keyPath: string, detail: string) =>
@@ -260,11 +262,16 @@ export class Daemon extends Effect.Service<Daemon>()("clawtool/Daemon", {
           allowedOrigins: options.allowedOrigins
         }
         // The routes beside /mcp (issue 29), each in its own module.
-        const routes: ReadonlyArray<Web.Route> = Option.match(metrics, {
+        const routes: Array<Web.Route> = Option.match(metrics, {
           onNone: () => [],
           onSome: (metrics) =>
             options.metrics ? [Web.metricsRoute(guard, options.metricsPublic, () => run(metrics.exposition))] : []
         })
+        if (options.ui) {
+          // Loaded only here, as the HTTP transport is: stdio serve never pays for the dashboard's routes.
+          const { dashboardRoutes } = yield* Effect.promise(() => import("./Daemon/DashboardRoutes.js"))
+          routes.push(dashboardRoutes(guard, dashboard, run))
+        }
 
         const handler = (req: http.IncomingMessage, res: http.ServerResponse) => {
           const path = (req.url ?? "/").split("?")[0]
