@@ -11,6 +11,7 @@ import { serve } from "./cli/commands/serve.js"
 import { source } from "./cli/commands/source.js"
 import { tools } from "./cli/commands/tools.js"
 import { trust } from "./cli/commands/trust.js"
+import { ui } from "./cli/commands/ui.js"
 import { withHelpText } from "./cli/HelpText.js"
 import { ExitStatus } from "./cli/Shared.js"
 import * as Version from "./version.js"
@@ -19,7 +20,7 @@ export { ExitStatus } from "./cli/Shared.js"
 
 const root = Command.make("clawtool").pipe(
   Command.withDescription("One MCP server for all your MCP servers: spawns, supervises and serves configured sources."),
-  Command.withSubcommands([init, serve, connect, health, source, tools, cache, auth, trust, audit])
+  Command.withSubcommands([init, serve, connect, health, source, tools, cache, auth, trust, audit, ui])
 )
 
 /** One example per command, shown under EXAMPLE in its --help (keyed by the command path). */
@@ -51,7 +52,8 @@ const examples: Record<string, string> = {
   "trust status": "clawtool trust status --json",
   "trust diff": "clawtool trust diff github.search_issues",
   "trust approve": "clawtool trust approve github.search_issues",
-  audit: "clawtool audit --since 10m --tool github.*"
+  audit: "clawtool audit --since 10m --tool github.*",
+  ui: "clawtool ui"
 }
 
 const cliApp = Command.run(root, { name: "clawtool", version: Version.version })
