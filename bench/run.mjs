@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // run.mjs: clawtool's benchmark harness (issue 7). `npm run bench` builds dist/ and runs this; see bench/README.md.
 //   node bench/run.mjs [--quick]
-//                      [--only overhead,firstcalls,startup,coldstart,catalog,memory,steadiness,warmstart,lazy,remote,trust,code]
+//                      [--only overhead,firstcalls,startup,coldstart,catalog,memory,steadiness,warmstart,lazy,remote,trust,code,metrics]
 //                      [--out FILE] [--merge]
 // --merge keeps the sections of FILE that this run does not measure (each section records when it was measured).
 // Every figure is measured in this one run, on this machine, next to its direct-path baseline; the ratios are what
@@ -79,6 +79,13 @@ const plan = {
   // settledMs: V8's memory reducer runs some seconds after a process goes quiet; RSS is read again after it.
   lazy: { sources: 20, idleMs: 1500, settledMs: quick ? 0 : 20_000 },
   remote: { warmup: scale(500), sequential: scale(2000), concurrent: scale(4000), concurrency: 32 },
+  metrics: {
+    rounds: quick ? 1 : 3,
+    warmup: scale(1000),
+    sequential: scale(2000),
+    concurrent: scale(4000),
+    concurrency: 32
+  },
   trust: {
     rounds: quick ? 1 : 3,
     warmup: scale(1000),
@@ -101,6 +108,8 @@ const targets = {
   lazyPeakRssMb: 70,
   /** Trust, redaction and audit on vs all off: at most this far apart (issue 25). */
   trustApart: 0.05,
+  /** The daemon's metrics and dashboard counting on vs off: at most this far apart (issue 29). */
+  metricsApart: 0.03,
   /** Cleaning every tool of the 10,000-tool catalog (Trust/Clean.ts, issue 25) against JSON.stringify of the same tools. */
   cleanRatio: 0.5,
   /** Code mode (issue 30): bytes entering the model's context, one RunCode vs direct calls, over the five tasks. */
@@ -900,6 +909,119 @@ const trust = async () => {
 }
 
 // ---------------------------------------------------------------------------------------------------------------------
+// 11. Metrics on vs off (issue 29): the same echo child behind two daemons (`serve --listen`, streamable HTTP), one
+// counting every call for /metrics and the dashboard (the defaults) and one with `[http] metrics = false, ui = false`.
+// Rounds alternate the order, as in section 10.
+
+const metricsDaemon = (on) =>
+  new Promise((resolve, reject) => {
+    const dir = Path.join(tmp(), `metrics-${on ? "on" : "off"}`)
+    mkdirSync(dir, { recursive: true })
+    const file = Path.join(dir, "config.toml")
+    writeFileSync(
+      file,
+      `${on ? "" : "[http]\nmetrics = false\nui = false\n"}\n[audit]\nenabled = false\n\n[sources.echo]\ncommand = ${JSON.stringify([process.execPath, echoServer])}\n`
+    )
+    const args = [Bundle.variants.dist, "serve", "--config", file, "--listen", "127.0.0.1:0"]
+    const child = spawn(process.execPath, args, { cwd: root, env: childEnv(), stdio: ["ignore", "ignore", "pipe"] })
+    let stderr = ""
+    child.stderr.on("data", (chunk) => {
+      stderr += chunk.toString()
+      const match = /serving MCP on (http:\/\/\S+)/.exec(stderr)
+      if (match === null) return
+      const client = new Client({ name: "clawtool-bench", version: "1.0.0" })
+      client.onerror = () => {}
+      client.connect(new StreamableHTTPClientTransport(new URL(match[1]))).then(
+        () =>
+          resolve({
+            pid: child.pid,
+            client,
+            url: match[1],
+            close: async () => {
+              await client.close().catch(() => {})
+              child.kill("SIGTERM")
+            }
+          }),
+        reject
+      )
+    })
+    child.once("exit", (code) => reject(new Error(`daemon exited ${code}: ${stderr}`)))
+  })
+
+/**
+ * A path idle through the other's round: on a loaded machine the daemon's keep-alive timer (5 s) can close a pooled
+ * socket before the client's (4 s) does, and the next POST on it fails ("other side closed"). Such a failure here, off
+ * the measurement, drops the dead sockets; then the round starts on live ones.
+ */
+const rewarm = async (path) => {
+  for (let attempt = 0; attempt < 3; attempt++) {
+    try {
+      return await throughput(path.client, path.tool, 64, plan.metrics.concurrency)
+    } catch {
+      // a pooled socket the daemon had closed: try again on fresh ones
+    }
+  }
+}
+
+const metrics = async () => {
+  const p = plan.metrics
+  const opened = [
+    { name: "off", conn: await metricsDaemon(false) },
+    { name: "on", conn: await metricsDaemon(true) }
+  ]
+  const paths = opened.map((path) => ({
+    ...path,
+    client: path.conn.client,
+    tool: "echo__echo",
+    latencies: [],
+    rates: [],
+    cpuMs: 0
+  }))
+  try {
+    for (const path of paths) {
+      const result = await callEcho(path.client, "echo__echo")
+      if (result.content?.[0]?.text !== "hello") throw new Error(`metrics ${path.name}: ${JSON.stringify(result)}`)
+      await sequentialLatencies(path.client, "echo__echo", p.warmup)
+      await throughput(path.client, "echo__echo", p.warmup * 2, p.concurrency)
+    }
+    const perRound = []
+    for (let r = 0; r < p.rounds; r++) {
+      const order = r % 2 === 0 ? paths : [...paths].reverse()
+      const row = {}
+      for (const path of order) {
+        await rewarm(path)
+        row[path.name] = await measureRound(path, p)
+      }
+      perRound.push({
+        latencyRatio: round(row.on.p50 / row.off.p50),
+        throughputRatio: round(row.on.rate / row.off.rate)
+      })
+    }
+    // The counted calls are there: the "on" daemon's /metrics has them.
+    const scraped = await (await fetch(new URL("/metrics", opened[1].conn.url))).text()
+    if (!/clawtool_tool_calls_total\{source="echo",tool="echo",outcome="ok"\} [1-9]/.test(scraped)) {
+      throw new Error(`metrics on: the calls are not counted:\n${scraped.slice(0, 2000)}`)
+    }
+    const [off, on] = paths.map((path) => summaryOf(path, p))
+    const out = {
+      plan: p,
+      off,
+      on,
+      latencyRatioP50: round(on.p50Ms / off.p50Ms),
+      throughputRatio: round(on.throughputRps / off.throughputRps),
+      perRound
+    }
+    log(
+      `  p50 ${off.p50Ms} -> ${on.p50Ms} ms (ratio ${out.latencyRatioP50}), ` +
+        `${off.throughputRps} -> ${on.throughputRps} calls/s (ratio ${out.throughputRatio})`
+    )
+    return out
+  } finally {
+    await Promise.all(paths.map((path) => path.conn.close()))
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------------------
 // Main
 
 const main = async () => {
@@ -932,7 +1054,8 @@ const main = async () => {
     ["lazy", "8. 20 lazy sources with a persisted catalog, idle", () => lazy(variants.dist)],
     ["remote", "9. remote source (streamable HTTP) call overhead", () => remote()],
     ["trust", "10. trust, redaction and audit on vs off", () => trust()],
-    ["code", "11. code mode: token economy and RunCode overhead", () => codeMode(variants.dist)]
+    ["code", "11. code mode: token economy and RunCode overhead", () => codeMode(variants.dist)],
+    ["metrics", "12. daemon metrics and dashboard counting on vs off", () => metrics()]
   ]
   if (merge && existsSync(outFile)) {
     // The sections this run does not measure, as an earlier run measured them.
@@ -1031,6 +1154,22 @@ const judge = (results) => {
   if (results.trust) {
     add("trust on/off latency ratio p50, c=1", results.trust.latencyRatioP50, "≤", round(1 + targets.trustApart), "")
     add("trust on/off throughput ratio, c=32", results.trust.throughputRatio, "≥", round(1 - targets.trustApart), "")
+  }
+  if (results.metrics) {
+    add(
+      "metrics on/off latency ratio p50, c=1",
+      results.metrics.latencyRatioP50,
+      "≤",
+      round(1 + targets.metricsApart),
+      ""
+    )
+    add(
+      "metrics on/off throughput ratio, c=32",
+      results.metrics.throughputRatio,
+      "≥",
+      round(1 - targets.metricsApart),
+      ""
+    )
   }
   return rows
 }
@@ -1279,6 +1418,31 @@ const print = (results) => {
       ]
     )
   }
+  if (results.metrics) {
+    const m = results.metrics
+    table(
+      ["metrics (echo via the daemon, HTTP)", "p50 / p99 ms", "ratio p50", "c=32 calls/s", "ratio", "CPU µs/call"],
+      [
+        [
+          "[http] metrics = false, ui = false",
+          `${m.off.p50Ms} / ${m.off.p99Ms}`,
+          "",
+          m.off.throughputRps,
+          "",
+          m.off.cpuUsPerCall
+        ],
+        [
+          "  counted for /metrics and the dashboard",
+          `${m.on.p50Ms} / ${m.on.p99Ms}`,
+          m.latencyRatioP50,
+          m.on.throughputRps,
+          m.throughputRatio,
+          m.on.cpuUsPerCall
+        ]
+      ]
+    )
+  }
+
   table(
     ["target", "value", "target", "result"],
     results.targets.map((row) => [

@@ -7,6 +7,7 @@ import * as esbuild from "esbuild"
 import { chmodSync, copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import * as Path from "node:path"
 import { fileURLToPath } from "node:url"
+import { gzipSync } from "node:zlib"
 
 const root = Path.resolve(Path.dirname(fileURLToPath(import.meta.url)), "..")
 const outfile = Path.join(root, "dist", "main.js")
@@ -318,8 +319,33 @@ copyFileSync(
   Path.join(root, "node_modules", "@jitl", "quickjs-wasmfile-release-sync", "dist", "emscripten-module.wasm"),
   Path.join(root, "dist", "bin", "quickjs.wasm")
 )
+
+/**
+ * The daemon's dashboard (issue 29, ADR 034): src/ui (preact) bundled for the browser into dist/ui, with its page and
+ * stylesheet, served at /ui from these files only (no CDN). The page loads one script and one stylesheet from 'self':
+ * the daemon's Content-Security-Policy allows nothing inline. At most 150 KB gzipped, checked here.
+ */
+const uiDir = Path.join(root, "dist", "ui")
+mkdirSync(uiDir, { recursive: true })
+await esbuild.build({
+  entryPoints: [Path.join(root, "src", "ui", "app.mjs")],
+  outfile: Path.join(uiDir, "app.js"),
+  bundle: true,
+  platform: "browser",
+  format: "esm",
+  target: ["chrome120", "firefox120"],
+  minify: true,
+  legalComments: "none",
+  logLevel: "warning"
+})
+for (const file of ["index.html", "app.css"]) copyFileSync(Path.join(root, "src", "ui", file), Path.join(uiDir, file))
+const uiBytes = ["index.html", "app.js", "app.css"].reduce(
+  (sum, file) => sum + gzipSync(readFileSync(Path.join(uiDir, file))).length,
+  0
+)
+if (uiBytes > 150 * 1024) throw new Error(`the dashboard is ${Math.round(uiBytes / 1024)} KB gzipped (at most 150 KB)`)
 const outputs = Object.entries(built.metafile.outputs).filter(([path]) => path.endsWith(".cjs"))
 const [, output] = outputs.find(([path]) => path.endsWith("clawtool.cjs"))
 console.error(
-  `bundled ${Path.relative(root, bundleFile)} (loaded by the bin, ${Path.relative(root, outfile)}): ${Object.keys(output.inputs).length} modules, ${Math.round(output.bytes / 1024)} KiB (+ ${outputs.length - 1} chunks in dist/bin loaded on demand)`
+  `bundled ${Path.relative(root, bundleFile)} (loaded by the bin, ${Path.relative(root, outfile)}): ${Object.keys(output.inputs).length} modules, ${Math.round(output.bytes / 1024)} KiB (+ ${outputs.length - 1} chunks in dist/bin loaded on demand); dashboard dist/ui ${Math.round(uiBytes / 1024)} KB gzipped`
 )

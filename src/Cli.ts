@@ -15,6 +15,7 @@ import { source } from "./cli/commands/source.js"
 import { tools } from "./cli/commands/tools.js"
 import { trust } from "./cli/commands/trust.js"
 import * as Help from "./cli/Help.js"
+import { ui } from "./cli/commands/ui.js"
 import { withHelpText } from "./cli/HelpText.js"
 import { suggest } from "./domain/Suggest.js"
 import { ExitStatus } from "./cli/Shared.js"
@@ -68,6 +69,7 @@ const root = Command.make("clawtool").pipe(
     auth,
     trust,
     audit,
+    ui,
     doctor,
     completions
   ])
@@ -84,6 +86,7 @@ const groups: Record<string, string> = {
   tools: "tools",
   call: "tools",
   profile: "serving",
+  ui: "serving",
   trust: "trust",
   audit: "trust",
   auth: "auth",
@@ -127,7 +130,8 @@ const examples: Record<string, string | ReadonlyArray<string>> = {
   "trust status": "clawtool trust status --json",
   "trust diff": "clawtool trust diff github.search_issues",
   "trust approve": "clawtool trust approve github.search_issues",
-  audit: "clawtool audit --since 10m --tool github.*"
+  audit: "clawtool audit --since 10m --tool github.*",
+  ui: "clawtool ui"
 }
 
 const pages: Help.PageExtras = {

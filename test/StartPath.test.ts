@@ -87,6 +87,10 @@ describe("the bin's start path", () => {
       "src/transport/ReplayLog.ts",
       "src/cli/TypeScriptExport.ts",
       "node_modules/@effect/opentelemetry/",
+      // the daemon's metrics (issue 29)
+      "node_modules/prom-client/",
+      "src/services/Metrics/Prometheus.ts",
+      "src/services/Daemon/DashboardRoutes.ts",
       "node_modules/@modelcontextprotocol/sdk/dist/esm/server/streamableHttp.js"
     ]
     const loaded = deferred.filter((module) => sources.some((source) => source.includes(module)))

@@ -6,6 +6,7 @@ import { Config, ConfigLocation } from "../services/Config.js"
 import { CoreTools } from "../services/CoreTools.js"
 import { Daemon } from "../services/Daemon.js"
 import { Gateway } from "../services/Gateway.js"
+import { Metrics } from "../services/Metrics.js"
 import { declaredCapabilities, HostSessions, SharedHosts } from "../services/HostSessions.js"
 import { OAuth } from "../services/OAuth.js"
 import { Registry } from "../services/Registry.js"
@@ -115,12 +116,24 @@ const SharedHostsLive = (flag: Option.Option<string>) =>
   )
 
 /**
+ * The daemon's metrics and the dashboard's call data (issue 29): only with a listen address and `[http] metrics` or
+ * `ui` on, so stdio serve never loads prom-client.
+ */
+const MetricsLive = (flag: Option.Option<string>) =>
+  Layer.unwrapEffect(
+    Effect.map(Effect.zip(listenAddress(flag), Config), ([listen, { config }]) =>
+      Option.isNone(listen) || !(config.http.metrics || config.http.ui) ? Layer.empty : Metrics.Live
+    )
+  )
+
+/**
  * `clawtool serve` with a possible `--listen`: the Gateway (stdio) and the Daemon (HTTP) over one graph; which one
  * runs is decided by the command once the config is read, and the host side of the children follows it. Reload
  * (ADR 016) shares the same Sources and HostSessions, as in ServeLive.
  */
 export const DaemonLive = (location: Location, listen: Option.Option<string>) =>
   Layer.mergeAll(Gateway.Default, Daemon.Default, Reload.Default).pipe(
+    Layer.provide(MetricsLive(listen)),
     Layer.provide(CoreTools.Provider),
     Layer.provide(Audit.Default),
     Layer.provide(HostSessions.Default),

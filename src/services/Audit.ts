@@ -25,6 +25,8 @@ export interface AuditRecorder {
   readonly token?: string | undefined
   /** A synchronous, non-blocking offer: when the queue is full the line is dropped and counted. */
   readonly record: (call: AuditCall) => void
+  /** Called as a call begins, when something counts calls in flight (the daemon's metrics, services/Metrics.ts). */
+  readonly begin?: () => void
 }
 
 /** Lines waiting for the writer; past this, lines are dropped (and counted), never waited for. */

@@ -6,8 +6,11 @@ import { hostAllowed, isLoopback, type ListenAddress, originAllowed, parseListen
 import { type HttpServerTransport, loadHttpServerTransports } from "../transport/HttpServerTransport.js"
 import { Config } from "./Config.js"
 import * as Access from "./Daemon/Access.js"
+import { Dashboard } from "./Dashboard.js"
+import * as Web from "./Daemon/Web.js"
 import { Gateway } from "./Gateway.js"
 import { HostSessions } from "./HostSessions.js"
+import { Metrics } from "./Metrics.js"
 import { expand, Secrets } from "./Secrets.js"
 
 /** A JSON-RPC error body with no request id (the request could not be read, or was refused before routing). */
@@ -56,6 +59,11 @@ export interface DaemonSettings {
   readonly allowedOrigins: ReadonlyArray<string>
   readonly stateless: boolean
   readonly maxBody: number
+  /** `GET /metrics` served, and without the token. */
+  readonly metrics: boolean
+  readonly metricsPublic: boolean
+  /** The dashboard (`/ui`, `/api`). */
+  readonly ui: boolean
 }
 
 /**
@@ -65,11 +73,14 @@ export interface DaemonSettings {
  * and which transport a session id names. What a session keeps (and when it expires) is HostSessions'.
  */
 export class Daemon extends Effect.Service<Daemon>()("clawtool/Daemon", {
-  dependencies: [Gateway.Default, Secrets.Default, HostSessions.Default],
+  dependencies: [Gateway.Default, Secrets.Default, HostSessions.Default, Dashboard.Default],
   effect: Effect.gen(function* () {
     const gateway = yield* Gateway
     const hostSessions = yield* HostSessions
     const secrets = yield* Secrets
+    // Present whenever the daemon runs (layers/Main.ts); absent in tests of the Daemon alone.
+    const metrics = yield* Effect.serviceOption(Metrics)
+    const dashboard = yield* Dashboard
     const { config, file, live } = yield* Config
     const where = Option.getOrElse(file, () => "(no config file)")
     const invalid = (keyPath: string, detail: string) =>
@@ -122,7 +133,10 @@ export class Daemon extends Effect.Service<Daemon>()("clawtool/Daemon", {
           allowedHosts: http.allowed_hosts,
           allowedOrigins: http.allowed_origins,
           stateless: http.stateless,
-          maxBody: http.max_body
+          maxBody: http.max_body,
+          metrics: http.metrics,
+          metricsPublic: http.metrics_public,
+          ui: http.ui
         } satisfies DaemonSettings
       })
 
@@ -287,6 +301,28 @@ export class Daemon extends Effect.Service<Daemon>()("clawtool/Daemon", {
           return known.transport.handleRequest(req, res, body)
         }
 
+        const guard: Web.Guard = {
+          bound: () => bound,
+          // /metrics, /ui and /api see every profile: only the tokens that reach every view open them.
+          token:
+            options.tokens.length === 0
+              ? undefined
+              : options.tokens.flatMap((token) => (token.reaches === "every" ? [token.value] : [])),
+          allowedHosts: options.allowedHosts,
+          allowedOrigins: options.allowedOrigins
+        }
+        // The routes beside /mcp (issue 29), each in its own module.
+        const routes: Array<Web.Route> = Option.match(metrics, {
+          onNone: () => [],
+          onSome: (metrics) =>
+            options.metrics ? [Web.metricsRoute(guard, options.metricsPublic, () => run(metrics.exposition))] : []
+        })
+        if (options.ui) {
+          // Loaded only here, as the HTTP transport is: stdio serve never pays for the dashboard's routes.
+          const { dashboardRoutes } = yield* Effect.promise(() => import("./Daemon/DashboardRoutes.js"))
+          routes.push(dashboardRoutes(guard, dashboard, run))
+        }
+
         const handler = (req: http.IncomingMessage, res: http.ServerResponse) => {
           const path = (req.url ?? "/").split("?")[0]
           if (path === "/healthz" && req.method === "GET") return reply(res, 200, JSON.stringify({ status: "ok" }))
@@ -297,6 +333,7 @@ export class Daemon extends Effect.Service<Daemon>()("clawtool/Daemon", {
           }
           const served = Access.mcpPath(path ?? "/")
           if (served === undefined) {
+            if (routes.some((route) => route(path, req, res))) return
             return reply(res, 404, rpcError(-32601, `Not found: MCP is served at /mcp (and /mcp/<profile>)`))
           }
           mcp(req, res, served).catch((error: unknown) => {

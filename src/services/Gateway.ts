@@ -4,6 +4,7 @@ import { CurrentLimits } from "../domain/Limits.js"
 import type { Cancels } from "../transport/Cancels.js"
 import { StdioServerTransport } from "../transport/StdioServerTransport.js"
 import { Audit, type AuditRecorder } from "./Audit.js"
+import { metered, Metrics } from "./Metrics.js"
 import * as CallPath from "./Gateway/CallPath.js"
 import * as Handlers from "./Gateway/Handlers.js"
 import { type HostEdge, type ListKind, makeEdge, type Transport } from "./Gateway/Sdk.js"
@@ -49,6 +50,8 @@ export class Gateway extends Effect.Service<Gateway>()("clawtool/Gateway", {
     const chain = yield* ConfigChain
     // `[audit]` (issue 25): provided by serve's layers; absent (tests of the Gateway alone), nothing is recorded.
     const audit = yield* Effect.serviceOption(Audit)
+    // The daemon's metrics (issue 29): absent on stdio serve and in tests of the Gateway alone.
+    const meter = Option.getOrUndefined(yield* Effect.serviceOption(Metrics))
     const runtime = yield* Effect.runtime<never>()
     const redact = (text: string) => redaction.current().text(text)
 
@@ -110,13 +113,15 @@ export class Gateway extends Effect.Service<Gateway>()("clawtool/Gateway", {
     const session = (transport: Transport, options: SessionOptions = {}) =>
       Effect.gen(function* () {
         const edge = makeEdge(runtime)
-        const recorder = Option.getOrUndefined(audit)?.recorder(
-          options.id,
-          () => edge.server.getClientVersion()?.name,
-          {
+        const client = () => edge.server.getClientVersion()?.name
+        const recorder = metered(
+          Option.getOrUndefined(audit)?.recorder(options.id, client, {
             profile: options.profile,
             token: options.token
-          }
+          }),
+          meter,
+          options.id,
+          client
         )
         const view = yield* sessions.join({
           id: options.id ?? "stdio",
@@ -156,6 +161,10 @@ export class Gateway extends Effect.Service<Gateway>()("clawtool/Gateway", {
         if (!view.stateless) {
           yield* Effect.forkScoped(notifyChanges(view, edge, seen))
           yield* Effect.forkScoped(pumpNotifications(feed, view, edge, seen))
+        }
+        if (meter !== undefined && !view.stateless) {
+          const closeSession = meter.session(options.profile ?? "default")
+          yield* Effect.addFinalizer(() => Effect.sync(closeSession))
         }
         // Released first (finalizers run in reverse): the server above closes after, aborting the calls in flight.
         yield* Effect.addFinalizer(() =>

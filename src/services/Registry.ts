@@ -252,12 +252,17 @@ export class Registry extends Effect.Service<Registry>()("clawtool/Registry", {
      * resources and prompts one after the other waits once). Late sources are announced by list_changed (Gateway).
      */
     const listWaitOver = yield* Deferred.make<void>()
+    let listWaitTimeouts = 0
     // A daemon: a host cancelling its first list must not end the wait its other lists share.
     const startListClock = yield* Effect.once(
       Effect.forkDaemon(
         Effect.zipRight(
           // A source serving its persisted catalog is never waited for (its tools are already known).
-          Effect.timeoutOption(sources.awaitListed, config.list_wait),
+          Effect.tap(Effect.timeoutOption(sources.awaitListed, config.list_wait), (listed) =>
+            Effect.sync(() => {
+              if (Option.isNone(listed)) listWaitTimeouts++
+            })
+          ),
           Deferred.succeed(listWaitOver, undefined)
         )
       )
@@ -368,6 +373,8 @@ export class Registry extends Effect.Service<Registry>()("clawtool/Registry", {
       viewOf,
       /** The profiles the config defines now. */
       profileNames: () => Object.keys(live.get().profiles),
+      /** How many times list_wait ran out before every source listed (the daemon's metrics). */
+      listWaitTimeouts: () => listWaitTimeouts,
       /** The pins (issue 25): `tools list`'s TRUST column, the lock file's state. */
       pins
     } as const

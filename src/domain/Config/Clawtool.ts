@@ -105,6 +105,12 @@ export class HttpConfig extends Schema.Class<HttpConfig>("HttpConfig")({
   child_capabilities: Schema.optionalWith(Schema.Array(ChildCapability), {
     default: () => ["sampling", "elicitation", "roots"] as const
   }),
+  /** `GET /metrics` (Prometheus text, issue 29); false: no route and no counting on the call path. */
+  metrics: Schema.optionalWith(Schema.Boolean, { default: () => true }),
+  /** `GET /metrics` without the token (a scraper inside the cluster); the token protects it otherwise. */
+  metrics_public: Schema.optionalWith(Schema.Boolean, { default: () => false }),
+  /** The dashboard at `/ui` and its API under `/api` (issue 29); both need the token as /mcp does. */
+  ui: Schema.optionalWith(Schema.Boolean, { default: () => true }),
   /** Largest request body on /mcp, in bytes (413 above it). */
   max_body: Schema.optionalWith(wholeBetween("max_body", 1024, 1024 * 1024 * 1024), { default: () => 4 * 1024 * 1024 }),
   /** Named tokens, each reaching only its profiles ("default": /mcp); `token` above reaches every one. */

@@ -68,6 +68,7 @@ export const intercept = (options: {
     // Reserved before relayCall, so the id counts as in flight even if the answer came back at once.
     cancels.set(id, reserved)
     const started = audit === undefined ? 0 : performance.now()
+    audit?.begin?.()
     const cancel = registry.relayCall(call.name, { arguments: call.arguments, _meta: call.meta }, (outcome) => {
       if (!cancels.delete(id)) return
       const answered = Either.isRight(outcome) ? outcome.right : callErrorResult(outcome.left)

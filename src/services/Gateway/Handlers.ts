@@ -67,6 +67,7 @@ const auditCall = <A, E>(
   via: string | undefined
 ) => {
   const started = performance.now()
+  audit.begin?.()
   return Effect.flatMap(Clock.currentTimeMillis, (at) =>
     Effect.onExit(effect, (exit) =>
       Effect.sync(() => {

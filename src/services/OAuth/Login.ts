@@ -55,7 +55,7 @@ export const browserCommand = (env: NodeJS.ProcessEnv): string | undefined => {
 }
 
 /** Starts the browser on `url` in the background; a browser that cannot start only costs a line (the URL is shown). */
-const openBrowser = (url: string, env: NodeJS.ProcessEnv, say: (line: string) => void) => {
+export const openBrowser = (url: string, env: NodeJS.ProcessEnv, say: (line: string) => void) => {
   const command = browserCommand(env)
   if (command === undefined) return
   try {

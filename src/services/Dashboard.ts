@@ -1,0 +1,190 @@
+import { Clock, Effect, Either, Option } from "effect"
+import { writeFileAtomic } from "../atomicWrite.js"
+import type { HealthRow } from "../domain/Health.js"
+import type { JsonObject } from "../domain/Mcp.js"
+import { callErrorResult } from "./Gateway/Replies.js"
+import { Metrics } from "./Metrics.js"
+import { Pins } from "./Pins.js"
+import { Redaction } from "./Redaction.js"
+import { Registry } from "./Registry.js"
+import * as PinsCore from "./Trust/Pins.js"
+import { outcomeOfError, outcomeOfResult } from "./Trust/AuditLine.js"
+
+/** A health row as the dashboard shows it: the last stderr line only, redacted, and the 15-minute latency line. */
+export interface SourceRow {
+  readonly name: string
+  readonly kind: HealthRow["kind"]
+  readonly status: HealthRow["status"]
+  readonly reason: string
+  readonly toolCount: number
+  readonly transport: string
+  readonly restarts: number
+  readonly startedAt: string | null
+  readonly lastStderr: string
+  readonly quarantined: number
+  readonly latency: ReadonlyArray<number | null>
+}
+
+/** A tool waiting for approval: why, whether held, and the unified diff of its pinned and current definitions. */
+export interface WaitingTool {
+  readonly selector: string
+  readonly instance: string
+  readonly tool: string
+  readonly why: string
+  readonly held: boolean
+  readonly reason: string
+  readonly diff: string
+}
+
+const pretty = (definition: object | undefined) =>
+  definition === undefined ? "" : `${JSON.stringify(definition, null, 2)}\n`
+
+/**
+ * What the daemon's dashboard (issue 29, ADR 034) reads and does, as data: health rows with their redacted stderr and
+ * latency, one source's detail, the catalog and ToolSearch, a tool call with its latency and trace id, recent calls,
+ * the tools waiting for approval and their approval (the lock file, as `clawtool trust approve` writes it). The HTTP
+ * side is Daemon/DashboardRoutes; nothing here knows of requests.
+ */
+export class Dashboard extends Effect.Service<Dashboard>()("clawtool/Dashboard", {
+  dependencies: [Registry.Default, Redaction.Default, Pins.Default],
+  effect: Effect.gen(function* () {
+    const registry = yield* Registry
+    const redaction = yield* Redaction
+    const pins = yield* Pins
+    const metrics = Option.getOrUndefined(yield* Effect.serviceOption(Metrics))
+    const redact = (text: string) => redaction.current().text(text)
+
+    const rowOf = (row: HealthRow, now: number): SourceRow => ({
+      name: row.name,
+      kind: row.kind,
+      status: row.status,
+      reason: redact(row.reason),
+      toolCount: row.toolCount,
+      transport: row.package,
+      restarts: row.restarts,
+      startedAt: row.startedAt,
+      lastStderr: redact(row.stderrTail.at(-1) ?? ""),
+      quarantined: row.quarantined,
+      latency: metrics?.recent.latency(row.name, now) ?? []
+    })
+
+    /** Every row (sources, then the config, pins and audit rows while something is wrong) and the recent calls. */
+    const state = Effect.gen(function* () {
+      const now = yield* Clock.currentTimeMillis
+      const rows = yield* registry.health
+      return {
+        sources: rows.map((row) => rowOf(row, now)),
+        calls: (metrics?.recent.calls() ?? []).slice(-50).reverse()
+      }
+    })
+
+    /** One source: its row with the whole stderr tail (redacted), last exit, next retry, and its tools. */
+    const source = (name: string) =>
+      Effect.gen(function* () {
+        const row = (yield* registry.health).find((row) => row.name === name && row.kind === "source")
+        if (row === undefined) return Option.none()
+        const now = yield* Clock.currentTimeMillis
+        const catalog = yield* registry.catalog
+        return Option.some({
+          ...rowOf(row, now),
+          stderrTail: row.stderrTail.map(redact),
+          lastExit: row.lastExit,
+          nextRetryAt: row.nextRetryAt,
+          pid: row.pid,
+          tools: catalog.entries
+            .filter((entry) => entry.instance === name)
+            .map((entry) => ({ wire: entry.wire, tool: entry.original, status: entry.status, rule: entry.rule }))
+        })
+      })
+
+    /** The listed tools (every one, or ToolSearch's hits for `query`) with their descriptions and input schemas. */
+    const tools = (query: string) =>
+      Effect.gen(function* () {
+        const catalog = yield* registry.catalog
+        const byName = new Map(catalog.entries.map((entry) => [entry.wire, entry]))
+        const listed = catalog.entries.filter((entry) => entry.listed)
+        const found =
+          query.trim() === ""
+            ? listed
+            : (yield* registry.search(query, 50)).hits.flatMap((hit) => byName.get(hit.name) ?? [])
+        return found.map((entry) => ({
+          name: entry.wire,
+          source: entry.kind === "core" ? "core" : entry.instance,
+          description: entry.tool.description ?? "",
+          inputSchema: entry.tool.inputSchema
+        }))
+      })
+
+    /** Calls a tool as a host would; the result redacted, the latency and the span's trace id; counted as any call. */
+    const call = (name: string, args: JsonObject) =>
+      Effect.gen(function* () {
+        metrics?.begin()
+        const at = yield* Clock.currentTimeMillis
+        const started = performance.now()
+        const span = yield* Effect.currentSpan.pipe(Effect.option)
+        const answered = yield* Effect.either(registry.call(name, { arguments: args }))
+        const durationMs = performance.now() - started
+        const route = registry.routeNow(name)
+        const traceId = Option.isSome(span) ? span.value.traceId : undefined
+        const result = Either.isRight(answered) ? answered.right : callErrorResult(answered.left)
+        metrics?.end({
+          at,
+          durationMs,
+          session: undefined,
+          client: "dashboard",
+          instance: route === "core" ? "core" : route?.instance,
+          tool: route === undefined || route === "core" ? name : route.tool,
+          outcome: Either.isRight(answered) ? outcomeOfResult(result) : outcomeOfError(answered.left),
+          arguments: undefined,
+          bytesOut: 0,
+          traceId
+        })
+        return { result: redaction.current().value(result), durationMs, traceId }
+      }).pipe(Effect.withSpan("Dashboard.call", { kind: "server", attributes: { "gen_ai.tool.name": name } }))
+
+    /** Every tool the lock file holds or warns about, with the diff `clawtool trust diff` shows. */
+    const waiting = Effect.gen(function* () {
+      const lock = pins.lock()
+      const { createTwoFilesPatch } = yield* Effect.promise(() => import("diff"))
+      const out: Array<WaitingTool> = []
+      for (const [instance, tools] of lock.pending) {
+        for (const [tool, pending] of tools) {
+          const pin = lock.pins.get(instance)?.get(tool)
+          const selector = PinsCore.selectorOf(instance, tool)
+          out.push({
+            selector,
+            instance,
+            tool,
+            why: pending.why,
+            held: pending.held,
+            reason: redact(PinsCore.reasonOf(instance, tool, pending, pin)),
+            diff: redact(
+              createTwoFilesPatch(
+                `${selector} (pinned)`,
+                `${selector} (${pending.why})`,
+                pretty(pin?.definition),
+                pretty(pending.definition),
+                undefined,
+                undefined,
+                { context: 3 }
+              ).replace(/^=+\n/, "")
+            )
+          })
+        }
+      }
+      return out.sort((a, b) => (a.selector < b.selector ? -1 : a.selector > b.selector ? 1 : 0))
+    })
+
+    /** `clawtool trust approve <selector>`: pinned in the lock file, read again at once (the watcher would, later). */
+    const approve = (selector: string) =>
+      Effect.gen(function* () {
+        const { lock, approved } = PinsCore.approve(pins.lock(), selector)
+        if (approved.length === 0) return approved
+        yield* Effect.promise(() => writeFileAtomic(pins.file, PinsCore.formatLock(lock), { mode: 0o600 }))
+        yield* pins.reread
+        return approved
+      })
+
+    return { state, source, tools, call, waiting, approve } as const
+  })
+}) {}
