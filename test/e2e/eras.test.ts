@@ -175,4 +175,35 @@ describe("the era verdict", () => {
       assert.deepStrictEqual([after.era, after.toolCount], ["modern", 6])
     })
   )
+
+  it.live('protocol = "modern" speaks 2026-07-28 with no probe to keep; a legacy server then does not start', () =>
+    Effect.gen(function* () {
+      const log = path.join(tempDir(), "starts.log")
+      const config = writeConfig(`
+        [sources.modern]
+        command = ${JSON.stringify([process.execPath, modernServer])}
+        env = { MODERN_FIXTURE_LOG = ${JSON.stringify(log)} }
+        protocol = "modern"
+        [sources.legacy]
+        command = ${JSON.stringify([process.execPath, tinyServer])}
+        protocol = "modern"
+        restart = "never"
+      `)
+      const { stdout } = yield* Effect.promise(() => runCliAsync(["health", "--json", "--config", config]))
+      const rows = JSON.parse(stdout) as Array<{ name: string; status: string; era: string | null; toolCount: number }>
+      assert.deepStrictEqual(
+        rows.map((row) => [row.name, row.status, row.era, row.toolCount]),
+        [
+          ["legacy", "down", null, 0],
+          ["modern", "running", "modern", 6]
+        ]
+      )
+      // The pinned client's own server/discover, on the session's process: one process, never an initialize.
+      const lines = fs.readFileSync(log, "utf8").split("\n").filter(Boolean)
+      assert.deepStrictEqual(
+        lines.map((line) => line.split(" ")[0]),
+        ["start", "server/discover"]
+      )
+    })
+  )
 })
