@@ -206,4 +206,22 @@ describe("the era verdict", () => {
       )
     })
   )
+
+  it.live("tools list names each running source's era, in its text and its JSON", () =>
+    Effect.gen(function* () {
+      const { config } = bothEras()
+      const cache = freshCacheDir()
+      const text = yield* Effect.promise(() =>
+        runCliAsync(["tools", "list", "--config", config], { CLAWTOOL_CACHE_DIR: cache })
+      )
+      assert.include(text.stdout.split("\n"), "sources' MCP eras: legacy legacy, modern modern")
+      const json = yield* Effect.promise(() =>
+        runCliAsync(["tools", "list", "--json", "--config", config], { CLAWTOOL_CACHE_DIR: cache })
+      )
+      assert.deepStrictEqual((JSON.parse(json.stdout) as { eras: unknown }).eras, {
+        legacy: "legacy",
+        modern: "modern"
+      })
+    })
+  )
 })
