@@ -47,7 +47,7 @@ describe("Era.verdictOf (the probe's answer)", () => {
 describe("Era input_required (MRTR)", () => {
   it("a complete result needs nothing and loses resultType; input_required gives its requests and state", () => {
     assert.isUndefined(inputRequiredOf({ resultType: "complete", content: [] }))
-    assert.deepStrictEqual(completeResult({ resultType: "complete", content: [] }), { content: [] })
+    assert.deepStrictEqual(completeResult({ resultType: "complete", content: [] }) as unknown, { content: [] })
     const needed = inputRequiredOf({
       resultType: "input_required",
       inputRequests: {
