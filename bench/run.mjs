@@ -379,12 +379,37 @@ const startupDirectOnce = async () => {
   return { fullMs }
 }
 
+/**
+ * Both MCP eras (ADR 033), same run: a fresh clawtool (nothing cached) serving two children until its tools/list has
+ * both: two legacy ones (each probed with server/discover, then initialize on the same process), a legacy one beside the
+ * modern-only fixture (SDK v2, discover adopted), and the two legacy ones with protocol = "legacy" (no probe at all).
+ */
+const modernServer = Path.join(root, "test/fixtures/modern-server.mjs")
+const eraPairs = {
+  legacyPair: [{ legacy: [rawServer], other: [rawServer] }, () => ""],
+  modernBesideLegacy: [{ legacy: [rawServer], modern: [modernServer] }, () => ""],
+  legacyPairNoProbe: [{ legacy: [rawServer], other: [rawServer] }, () => 'protocol = "legacy"\n']
+}
+const eraPairOnce = async (entry, [sources, toml]) => {
+  const proxied = await open(clawtoolArgs(entry, sources, [], toml), "clawtool eras")
+  try {
+    const { tools } = await listTools(proxied.client)
+    const echoes = tools.filter((tool) => tool.name.endsWith("__echo")).length
+    if (echoes !== 2) throw new Error(`tools/list had ${echoes} of 2 sources\n${proxied.stderr()}`)
+    return performance.now() - proxied.started
+  } finally {
+    await proxied.close()
+  }
+}
+
 const startup = async (variants) => {
   const rows = Object.fromEntries(Object.keys(variants).map((name) => [name, []]))
   const direct = []
+  const eras = Object.fromEntries(Object.keys(eraPairs).map((name) => [name, []]))
   for (let r = 0; r < plan.startup.runs; r++) {
     direct.push(await startupDirectOnce())
     for (const [name, entry] of Object.entries(variants)) rows[name].push(await startupOnce(entry))
+    for (const [name, pair] of Object.entries(eraPairs)) eras[name].push(await eraPairOnce(variants.dist, pair))
   }
   const summarize = (runs) => ({
     fullMs: Math.round(median(runs.map((run) => run.fullMs))),
@@ -396,10 +421,21 @@ const startup = async (variants) => {
     plan: plan.startup,
     directMs: Math.round(median(direct.map((run) => run.fullMs))),
     directRunsMs: direct.map((run) => Math.round(run.fullMs)),
-    clawtool: Object.fromEntries(Object.entries(rows).map(([name, runs]) => [name, summarize(runs)]))
+    clawtool: Object.fromEntries(Object.entries(rows).map(([name, runs]) => [name, summarize(runs)])),
+    eras: Object.fromEntries(
+      Object.entries(eras).map(([name, runs]) => [
+        name,
+        { fullMs: Math.round(median(runs)), runsMs: runs.map((ms) => Math.round(ms)) }
+      ])
+    )
   }
   log(
     `  direct ${out.directMs} ms; clawtool ${Object.entries(out.clawtool)
+      .map(([k, v]) => `${k} ${v.fullMs} ms`)
+      .join(", ")}`
+  )
+  log(
+    `  two children, first start: ${Object.entries(out.eras)
       .map(([k, v]) => `${k} ${v.fullMs} ms`)
       .join(", ")}`
   )

@@ -59,10 +59,11 @@ export const healthTable = (rows: ReadonlyArray<HealthRow>, width: number | unde
   rows.length === 0
     ? "(no sources configured: add [sources.<name>] to the config, see README)"
     : renderTable(
-        ["NAME", "STATUS", "TOOLS", "STARTUP", "RESTARTS", "PACKAGE", "REASON"],
+        ["NAME", "STATUS", "ERA", "TOOLS", "STARTUP", "RESTARTS", "PACKAGE", "REASON"],
         rows.map((row) => [
           row.name,
           row.status,
+          row.era ?? "-",
           String(row.toolCount),
           row.startupMs === null ? "-" : `${row.startupMs}ms`,
           String(row.restarts),

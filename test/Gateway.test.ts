@@ -69,6 +69,7 @@ const fakeChildren = (serves: Record<string, Served>) => {
         instance: spec.instance,
         pid: 1000 + children.length,
         protocolVersion: "2025-11-25",
+        era: { era: "legacy" },
         serverInfo: { name: "fake", version: "1" },
         capabilities: { tools: {}, resources: {}, prompts: {} },
         clientCapabilities: {},

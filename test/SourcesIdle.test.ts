@@ -28,6 +28,7 @@ const fakeChildren = () => {
           tools: [{ name: "echo", inputSchema: { type: "object" } }],
           surfaceChanges: Stream.never,
           exited: Deferred.await(exited),
+          era: { era: "legacy" },
           callTool: () => Effect.succeed({ content: [] })
         } as unknown as Connection
       })

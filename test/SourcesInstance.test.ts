@@ -13,7 +13,8 @@ import * as Policy from "../src/services/Sources/Policy.js"
 // Instance transitions and the Snapshot derived from them: plain values, no children.
 
 const tool = (name: string): Tool => ({ name, inputSchema: { type: "object" } }) as Tool
-const child = (pid: number, tools: ReadonlyArray<Tool>) => ({ instance: "srv", pid, tools }) as unknown as Connection
+const child = (pid: number, tools: ReadonlyArray<Tool>) =>
+  ({ instance: "srv", pid, tools, era: { era: "legacy" } }) as unknown as Connection
 const at = (ms: number) => new Date(Date.UTC(2026, 0, 1) + ms)
 const exited = new SourceError({ instance: "srv", reason: "Exited", detail: "exited with code 1" })
 const auth = new SourceError({ instance: "srv", reason: "Initialize", detail: "error 401", auth: true })

@@ -360,7 +360,8 @@ const fakeChildren = (fail: (instance: string) => SourceError | undefined = () =
         pid,
         tools: [{ name: "echo", inputSchema: { type: "object" } }],
         surfaceChanges: Stream.never,
-        exited: Deferred.await(exited)
+        exited: Deferred.await(exited),
+        era: { era: "legacy" }
       } as unknown as Connection
     })
   const config = (toml: string) => {

@@ -138,17 +138,17 @@ describe("Text.oneLine", () => {
 })
 
 describe("Text.healthTable", () => {
-  it("one row per instance: startup in ms or -, restarts, package and a one-line reason", () => {
+  it("one row per instance: its era or -, startup in ms or -, restarts, package and a one-line reason", () => {
     const table = Text.healthTable([
-      row("gh", { startupMs: 120, restarts: 2 }),
+      row("gh", { startupMs: 120, restarts: 2, era: "modern" }),
       row("fs", { status: "down", toolCount: 0, reason: "spawn failed:\n  ENOENT", package: "fs-server" })
     ])
     assert.strictEqual(
       table,
       [
-        "NAME  STATUS   TOOLS  STARTUP  RESTARTS  PACKAGE    REASON",
-        "gh    running  3      120ms    2         pkg",
-        "fs    down     0      -        0         fs-server  spawn failed: ENOENT"
+        "NAME  STATUS   ERA     TOOLS  STARTUP  RESTARTS  PACKAGE    REASON",
+        "gh    running  modern  3      120ms    2         pkg",
+        "fs    down     -       0      -        0         fs-server  spawn failed: ENOENT"
       ].join("\n")
     )
   })
@@ -156,7 +156,7 @@ describe("Text.healthTable", () => {
   it("an empty package shows as -; a line as wide as the width stays whole, a wider one keeps width - 1 and …", () => {
     const rows = [row("gh", { package: "" }), row("filesystem", { reason: "a long enough reason" })]
     const whole = Text.healthTable(rows, undefined).split("\n")
-    assert.strictEqual(whole[1], "gh          running  3      -        0         -")
+    assert.strictEqual(whole[1], "gh          running  -    3      -        0         -")
     const widest = Math.max(...whole.map((line) => line.length))
     assert.strictEqual(Text.healthTable(rows, widest), whole.join("\n"))
     const cut = Text.healthTable(rows, widest - 1).split("\n")

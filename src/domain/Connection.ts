@@ -1,4 +1,5 @@
 import type { Effect, Either, Stream } from "effect"
+import type { EraVerdict } from "./Era.js"
 import type { CallError, SourceError } from "./Errors.js"
 import type { CallToolRequest, CallToolResult, JsonObject, Tool } from "./Mcp.js"
 import type { InstanceSurface, RpcError } from "./Surface.js"
@@ -58,6 +59,8 @@ export interface Connection extends SurfaceMembers {
   readonly instance: string
   readonly pid: number
   readonly protocolVersion: string
+  /** The era this child is spoken to in (ADR 033): what a probe found, the cached verdict, or the config's setting. */
+  readonly era: EraVerdict
   readonly serverInfo: { readonly name: string; readonly version: string }
   readonly capabilities: JsonObject
   readonly tools: ReadonlyArray<Tool>

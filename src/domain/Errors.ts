@@ -36,6 +36,8 @@ export const SourceFailure = Schema.Literal(
   "MissingSecrets",
   "Exited",
   "Recursion",
+  /** The child exited on the era probe (ADR 033): it is started again at once as legacy, never probed again. */
+  "EraProbe",
   "Connect",
   "Http",
   "Unauthenticated"

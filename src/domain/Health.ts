@@ -40,6 +40,8 @@ export class HealthRow extends Schema.Class<HealthRow>("HealthRow")({
   stdoutGarbage: Schema.optionalWith(Schema.Number, { default: () => 0 }),
   /** Tools of this source held back by their pins until `clawtool trust approve` (issue 25). */
   quarantined: Schema.optionalWith(Schema.Number, { default: () => 0 }),
+  /** The MCP era the running child is spoken to in (ADR 033): "legacy" (initialize) or "modern" (2026-07-28). */
+  era: Schema.optionalWith(Schema.NullOr(Schema.Literal("legacy", "modern")), { default: () => null }),
   /**
    * "config": the row of the config itself, shown only while the last reload failed (ADR 016); "audit": the audit
    * log's, shown only while it is not written or has dropped lines (issue 25); a source otherwise.

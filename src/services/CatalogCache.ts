@@ -2,6 +2,7 @@ import { Effect, Layer, Option } from "effect"
 import { createHash, createHmac, randomBytes } from "node:crypto"
 import * as fs from "node:fs"
 import * as path from "node:path"
+import { type EraVerdict, verdictFromJson } from "../domain/Era.js"
 import type { JsonObject, Tool } from "../domain/Mcp.js"
 import { isJsonObject, type Prompt, type Resource, type ResourceTemplate } from "../domain/Surface.js"
 import { isAtomicTemp, writeFileAtomicSync } from "../atomicWrite.js"
@@ -70,6 +71,11 @@ export interface CachedLists {
   readonly resources: ReadonlyArray<Resource>
   readonly resourceTemplates: ReadonlyArray<ResourceTemplate>
   readonly prompts: ReadonlyArray<Prompt>
+  /**
+   * The era the source was found to speak (ADR 033), adopted by the next start instead of a probe; re-probed when a
+   * start on it fails. Absent in entries of earlier clawtools and of sources with an explicit `protocol`.
+   */
+  readonly era?: EraVerdict | undefined
 }
 
 /** A remote source in a key: the url (it may carry a token in its query) and header values only as hashes. */
@@ -112,13 +118,15 @@ const entryOf = (value: unknown, key: string): Option.Option<CachedCatalog> => {
   ) {
     return Option.none()
   }
+  const era = verdictFromJson(value.era)
   return Option.some({
     tools,
     lists: Option.some({
       capabilities: value.capabilities,
       resources: value.resources as ReadonlyArray<Resource>,
       resourceTemplates: value.resourceTemplates as ReadonlyArray<ResourceTemplate>,
-      prompts: value.prompts as ReadonlyArray<Prompt>
+      prompts: value.prompts as ReadonlyArray<Prompt>,
+      ...(era === undefined ? {} : { era })
     })
   })
 }

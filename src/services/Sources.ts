@@ -2,6 +2,7 @@ import { Clock, Deferred, Duration, Effect, Either, FiberMap, Option, Queue, Ref
 import { type ClawtoolConfig, isRemote, type SkippedEntry, type SourceConfig, targetOf } from "../domain/Config.js"
 import * as ConfigDiff from "../domain/ConfigDiff.js"
 import type { CallOptions, Connection, LiveSurface } from "../domain/Connection.js"
+import type { EraVerdict } from "../domain/Era.js"
 import { type CallError, SourceError } from "../domain/Errors.js"
 import { type HealthRow, packageOfSource, reloadFailedRow, skippedRow } from "../domain/Health.js"
 import type { CallToolRequest, CallToolResult } from "../domain/Mcp.js"
@@ -16,6 +17,7 @@ import * as Instance from "./Sources/Instance.js"
 import * as Launch from "./Sources/Launch.js"
 import * as Policy from "./Sources/Policy.js"
 import * as Slot from "./Sources/Slot.js"
+import { connectOnVerdict } from "./Sources/EraStart.js"
 import { makeRef, type InstanceCatalog, Snapshot } from "./Sources/Snapshot.js"
 
 export type { InstanceCatalog } from "./Sources/Snapshot.js"
@@ -153,7 +155,12 @@ export class Sources extends Effect.Service<Sources>()("clawtool/Sources", {
         const { error, tools, ...lists } = surface
         if (key === undefined || error !== undefined) return Effect.void
         if (Instance.connectionOf(state.get().instances.get(name)) !== connection) return Effect.void
-        return cache.store(key, { tools, lists: Option.some({ capabilities: connection.capabilities, ...lists }) })
+        // The era verdict goes with the catalog only where it was found (auto), never where the config chose it.
+        const era = slots.get(name)?.source.protocol === "auto" ? { era: connection.era } : {}
+        return cache.store(key, {
+          tools,
+          lists: Option.some({ capabilities: connection.capabilities, ...lists, ...era })
+        })
       })
 
     /** Starts one child and serves until it exits (fails with why it is gone) or, lazy, until it is idle. */
@@ -175,8 +182,10 @@ export class Sources extends Effect.Service<Sources>()("clawtool/Sources", {
         const target = targetOf(source)
         const authProvider =
           target._tag === "Remote" ? yield* Launch.authProviderOf(remoteAuth, name, target) : undefined
-        const spec = Launch.specOf(name, source, { launch, target, host, diagnostics: slot.diagnostics, authProvider })
-        const connected = yield* client.connect(spec).pipe(
+        const specFor = (knownEra: EraVerdict | undefined) =>
+          Launch.specOf(name, source, { launch, target, host, diagnostics: slot.diagnostics, authProvider, knownEra })
+        const kept = source.protocol === "auto" ? slot.era : undefined
+        const connected = yield* connectOnVerdict((knownEra) => client.connect(specFor(knownEra)), kept).pipe(
           Effect.timeoutFail({
             duration: source.startup_timeout,
             onTimeout: () =>
@@ -187,6 +196,7 @@ export class Sources extends Effect.Service<Sources>()("clawtool/Sources", {
               })
           })
         )
+        slot.era = connected.era
         const idleTimeout = source.start === "lazy" ? source.idle_timeout : undefined
         const connection = idleTimeout === undefined ? connected : counted(connected, slot.activity)
         const runningSince = yield* now
@@ -264,6 +274,7 @@ export class Sources extends Effect.Service<Sources>()("clawtool/Sources", {
             // Lazy: known tools, no need to start; the first request routed here spawns it.
             const lazy = source.start === "lazy"
             cachedEager = !lazy
+            slot.era = Option.getOrUndefined(cached.value.lists)?.era
             yield* state.update(name, (current) => {
               const withCache = Instance.fromCache(current, cached.value.tools, cached.value.lists)
               return lazy ? Instance.idle(withCache) : withCache

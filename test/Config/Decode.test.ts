@@ -76,7 +76,7 @@ describe("parseConfig (TOML)", () => {
     assert.strictEqual(error.keyPath, "sources.fs.startup-timeout")
     assert.strictEqual(
       error.message,
-      `config /x/config.toml:3 at sources.fs.startup-timeout: unknown key "startup-timeout"; known keys are type, command, url, transport, headers, oauth, env, cwd, enabled, startup_timeout, env_passthrough, restart, restart_backoff, restart_backoff_max, restart_window, max_restarts, crash_loop_retry, call_timeout, start, idle_timeout, prefix, read_only, tags`
+      `config /x/config.toml:3 at sources.fs.startup-timeout: unknown key "startup-timeout"; known keys are type, command, url, transport, headers, oauth, env, cwd, enabled, startup_timeout, env_passthrough, restart, restart_backoff, restart_backoff_max, restart_window, max_restarts, crash_loop_retry, call_timeout, start, idle_timeout, prefix, protocol, read_only, tags`
     )
   })
 

@@ -46,6 +46,25 @@ describe("Config rules: sources", () => {
     )
   })
 
+  it("protocol is auto, legacy or modern, auto by default, on local and remote sources alike", () => {
+    assert.strictEqual(
+      rejected(`[sources.fs]\ncommand = ["a"]\nprotocol = "2026"\n`),
+      `config /x/config.toml:3 at sources.fs.protocol: protocol is "auto", "legacy" or "modern", got "2026"`
+    )
+    const parsed = parseConfig(
+      `[sources.aa]\ncommand = ["a"]\n[sources.bb]\ncommand = ["b"]\nprotocol = "modern"\n${remote}protocol = "legacy"\n`,
+      "/x/config.toml"
+    )
+    assert.isTrue(Either.isRight(parsed))
+    if (Either.isRight(parsed)) {
+      const sources = parsed.right.sources
+      assert.deepStrictEqual(
+        [sources.aa!.protocol, sources.bb!.protocol, sources.web!.protocol],
+        ["auto", "modern", "legacy"]
+      )
+    }
+  })
+
   it("max_restarts is a whole number, not negative", () => {
     assert.strictEqual(
       rejected(`[sources.fs]\ncommand = ["a"]\nmax_restarts = 1.5\n`),

@@ -194,8 +194,8 @@ describe("clawtool health / source list (built CLI)", () => {
       }
       const healthy = runCli(["health", "--config", writeConfig(`[sources.ok]\ncommand = ${stubCommand()}`)])
       assert.strictEqual(healthy.code, 0, healthy.stderr)
-      assert.match(healthy.stdout, /^NAME\s+STATUS\s+TOOLS\s+STARTUP\s+RESTARTS\s+PACKAGE\s+REASON/)
-      assert.match(healthy.stdout, /\nok\s+running\s+\d+/)
+      assert.match(healthy.stdout, /^NAME\s+STATUS\s+ERA\s+TOOLS\s+STARTUP\s+RESTARTS\s+PACKAGE\s+REASON/)
+      assert.match(healthy.stdout, /\nok\s+running\s+legacy\s+\d+/)
     })
   )
 

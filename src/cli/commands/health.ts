@@ -33,7 +33,8 @@ export const health = Command.make("health", { config, secrets, json, profile },
         "nextRetryAt",
         "uptimeMs",
         "stdoutGarbage",
-        "quarantined"
+        "quarantined",
+        "era"
       ] as const
       const out = rows.map((row) => Object.fromEntries(keys.map((key) => [key, row[key]])))
       yield* Console.log(JSON.stringify(out, null, 2))

@@ -1,7 +1,7 @@
 import { Args, Command, Options } from "@effect/cli"
 import { Console, Effect, Option } from "effect"
 import * as Path from "node:path"
-import { isDown } from "../../domain/Health.js"
+import { type HealthRow, isDown } from "../../domain/Health.js"
 import { Config } from "../../services/Config.js"
 import { Registry } from "../../services/Registry.js"
 import type { Catalog } from "../../services/Registry/CatalogTypes.js"
@@ -76,7 +76,11 @@ const toolTotals = (catalog: Catalog) => {
   }
 }
 
-const toolsTable = (catalog: Catalog): string => {
+/** Each running source's MCP era (ADR 033), by instance. */
+const erasOf = (rows: ReadonlyArray<HealthRow>): Record<string, "legacy" | "modern"> =>
+  Object.fromEntries(rows.flatMap((row) => (row.kind === "source" && row.era !== null ? [[row.name, row.era]] : [])))
+
+const toolsTable = (catalog: Catalog, eras: Record<string, "legacy" | "modern">): string => {
   const totals = toolTotals(catalog)
   const table = renderTable(
     ["NAME", "ORIGIN", "TRUST", "ENABLED", "ALWAYS-LOAD", "HINT", "~TOKENS"],
@@ -95,6 +99,13 @@ const toolsTable = (catalog: Catalog): string => {
     "",
     `${totals.tools} tools: ${totals.listed} listed, ${totals.disabled} disabled, ${totals.collided} lost a name collision, ${totals.quarantined} quarantined; ~${totals.tokens} schema tokens listed`,
     `the host's tools/list: catalog = "full" ${totals.host.full.tools} tools, ~${totals.host.full.tokens} tokens; catalog = "search" ${totals.host.search.tools} tools, ~${totals.host.search.tokens} tokens (the rest through ToolSearch + CallTool)`,
+    ...(Object.keys(eras).length === 0
+      ? []
+      : [
+          `sources' MCP eras: ${Object.entries(eras)
+            .map(([name, era]) => `${name} ${era}`)
+            .join(", ")}`
+        ]),
     ...collisionLines(catalog.collisions),
     catalogLine(catalog.hash, totals.listed)
   ].join("\n")
@@ -116,18 +127,19 @@ const toolsList = Command.make("list", { config, secrets, json, profile }, (opti
             catalogHash: catalog.hash,
             tools: toolRows(catalog),
             collisions: catalog.collisions,
-            totals: toolTotals(catalog)
+            totals: toolTotals(catalog),
+            eras: erasOf(yield* sources.health)
           },
           null,
           2
         )
       )
     }
-    yield* Console.log(toolsTable(catalog))
+    yield* Console.log(toolsTable(catalog, erasOf(yield* sources.health)))
   }).pipe(withStartedSources(options))
 ).pipe(
   Command.withDescription(
-    "Start every source, then list every tool: wire name, origin (instance.original name), enabled and by which rule, alwaysLoad, hint, estimated schema tokens; totals and the catalog hash at the end. With --profile NAME, only what that profile sees."
+    "Start every source, then list every tool: wire name, origin (instance.original name), enabled and by which rule, alwaysLoad, hint, estimated schema tokens; totals, each running source's MCP era and the catalog hash at the end. With --profile NAME, only what that profile sees."
   )
 )
 

@@ -102,6 +102,17 @@ export class SourceConfig extends Schema.Class<SourceConfig>("SourceConfig")(
     idle_timeout: Schema.optional(PositiveDuration),
     /** Wire names `<prefix>__<tool>` (default the instance name); "" serves the tools, prompts and task ids as named. */
     prefix: Schema.optional(Prefix),
+    /**
+     * The MCP era the source speaks (issue 27): `auto` probes `server/discover` once (in a disposable process for a
+     * local command) and keeps the verdict with the persisted catalog; `legacy` opens with `initialize`; `modern`
+     * speaks 2026-07-28 per-request envelopes only.
+     */
+    protocol: Schema.optionalWith(
+      Schema.Literal("auto", "legacy", "modern").annotations({
+        message: (issue) => `protocol is "auto", "legacy" or "modern", got ${JSON.stringify(issue.actual)}`
+      }),
+      { exact: true, default: () => "auto" as const }
+    ),
     /** Only the tools annotated `readOnlyHint: true` are listed and callable (issue 25). */
     read_only: Schema.optionalWith(Schema.Boolean.annotations({ description: "true or false" }), {
       default: () => false

@@ -93,6 +93,8 @@ const SourceHealthOutput = Schema.Struct({
       stdoutGarbage: Schema.Number,
       /** Tools held back by their pins until `clawtool trust approve` (issue 25). */
       quarantined: Schema.optional(Schema.Number),
+      /** The era the running child is spoken to in (ADR 033); null unless running. */
+      era: Schema.optional(Schema.NullOr(Schema.Literal("legacy", "modern"))),
       /** `config`: the reload row (a failed reload of the config file, ADR 016); `audit`: the audit log's; not sources. */
       kind: Schema.optional(Schema.Literal("source", "config", "audit"))
     })

@@ -1,6 +1,7 @@
 import type { Duration } from "effect"
 import type { RemoteTransport } from "../../domain/Config.js"
 import type { ExitInfo } from "../../domain/Connection.js"
+import type { EraVerdict, ProtocolSetting } from "../../domain/Era.js"
 import type { HostPort } from "../HostBridge.js"
 import type { Timers } from "./Relay.js"
 import type { SourceAuthProvider } from "./RemoteAuth.js"
@@ -22,6 +23,12 @@ export interface LaunchSpec {
   readonly host?: HostPort | undefined
   /** The relay's call_timeout timers: Node's unless a test injects a clock it advances itself. */
   readonly relayTimers?: Timers | undefined
+  /** `[sources.x] protocol` (ADR 033); absent is `auto`. */
+  readonly protocol?: ProtocolSetting | undefined
+  /** The era verdict kept with the persisted catalog: with `auto`, used instead of a probe. */
+  readonly knownEra?: EraVerdict | undefined
+  /** How long the era probe waits for a silent server before it counts as legacy. */
+  readonly probeTimeout?: Duration.Duration | undefined
 }
 
 /** Everything needed to reach one remote source (ADR 018). Headers are final (secrets resolved): never log them. */

@@ -1,6 +1,7 @@
 import { Either } from "effect"
 import * as CallPlan from "../../domain/CallPlan.js"
 import type { RelayDone } from "../../domain/Connection.js"
+import { completeResult, type InputRequired, inputRequiredOf } from "../../domain/Era.js"
 import { CallError } from "../../domain/Errors.js"
 import type { CallToolRequest, CallToolResult, JsonObject } from "../../domain/Mcp.js"
 import { isNotification } from "../../transport/Envelope.js"
@@ -39,9 +40,16 @@ const nodeTimers: Timers<ReturnType<typeof setTimeout>> = {
 
 interface Pending {
   readonly tool: string
+  readonly request: CallToolRequest
   readonly done: RelayDone
   readonly timer: unknown
 }
+
+/**
+ * A modern child's first answer asked for input (MRTR, ADR 033): the caller asks the host and finishes the call; the
+ * returned function cancels that. `done` is called as for any relayed call.
+ */
+export type ContinueCall = (request: CallToolRequest, needed: InputRequired, done: RelayDone) => () => void
 
 /** No answer or progress within call_timeout: the same error on the relay and on the SDK path. */
 export const timeoutError = (tool: string, timeoutMs: number) =>
@@ -72,11 +80,17 @@ export const make = (options: {
   readonly send: (lines: string) => void
   readonly callTimeoutMs?: number | undefined
   readonly timers?: Timers | undefined
+  /** A modern child's `_meta` envelope, put into every call (its era has no session to remember the client by). */
+  readonly envelope?: JsonObject | undefined
+  /** A modern child's `input_required` answers go here; without it they reach the caller as a malformed answer. */
+  readonly continueCall?: ContinueCall | undefined
 }): Relay => {
-  const { instance, send, callTimeoutMs } = options
+  const { instance, send, callTimeoutMs, envelope, continueCall } = options
   const timers = (options.timers ?? nodeTimers) as Timers
   const keepAlive = CallPlan.childProgress(false, callTimeoutMs) === "keepAlive"
   const pending = new Map<string, Pending>()
+  /** Calls a modern child asked input for, until they end: their cancels. */
+  const continuing = new Map<string, () => void>()
   let next = 0
   let closed: string | undefined
 
@@ -102,7 +116,12 @@ export const make = (options: {
     }
     const id = `${prefix}${++next}`
     // With a call_timeout the child is asked for progress, which keeps a long call alive (as on the SDK path).
-    const params = keepAlive ? { ...request, _meta: { ...request._meta, progressToken: id } } : request
+    const params =
+      envelope !== undefined
+        ? { ...request, _meta: { ...envelope, ...request._meta, ...(keepAlive ? { progressToken: id } : {}) } }
+        : keepAlive
+          ? { ...request, _meta: { ...request._meta, progressToken: id } }
+          : request
     let line: string
     try {
       line = `{"jsonrpc":"2.0","id":"${id}","method":"tools/call","params":${JSON.stringify(params)}}\n`
@@ -112,20 +131,30 @@ export const make = (options: {
       return () => {}
     }
     const timer = callTimeoutMs === undefined ? undefined : timers.set(expire, callTimeoutMs, id)
-    pending.set(id, { tool, done, timer })
+    pending.set(id, { tool, request, done, timer })
     send(line)
     return () => {
-      if (!pending.delete(id)) return
+      if (!pending.delete(id)) return continuing.get(id)?.()
       if (timer !== undefined) timers.clear(timer)
       cancelAtChild(id, "cancelled by the host")
     }
   }
 
-  const answer = (entry: Pending, message: Record<string, unknown>) => {
+  const answer = (id: string, entry: Pending, message: Record<string, unknown>) => {
     if (entry.timer !== undefined) timers.clear(entry.timer)
     const result = message.result
     if (typeof result === "object" && result !== null && !Array.isArray(result)) {
-      return entry.done(Either.right(result as CallToolResult))
+      if (envelope === undefined) return entry.done(Either.right(result as CallToolResult))
+      const needed = continueCall === undefined ? undefined : inputRequiredOf(result as JsonObject)
+      if (needed === undefined) return entry.done(Either.right(completeResult(result as CallToolResult)))
+      const cancel = continueCall!(entry.request, needed, (outcome) => {
+        if (continuing.delete(id)) entry.done(outcome)
+      })
+      continuing.set(id, () => {
+        continuing.delete(id)
+        cancel()
+      })
+      return
     }
     const error = message.error as JsonObject | undefined
     if (typeof error === "object" && error !== null && typeof error.code === "number") {
@@ -144,7 +173,7 @@ export const make = (options: {
       // A late answer to a cancelled or timed-out call is dropped here; the SDK would not know its id.
       if (entry === undefined) return true
       pending.delete(id)
-      answer(entry, message)
+      answer(id, entry, message)
       return true
     }
     if (keepAlive && isNotification(message, "notifications/progress")) {

@@ -20,6 +20,7 @@ import type { CallToolRequest, CallToolResult } from "../../domain/Mcp.js"
 import { noTimeout } from "../../transport/SdkShape.js"
 import { unvalidated } from "../../transport/Unvalidated.js"
 import * as Version from "../../version.js"
+import { legacyVerdict } from "../../domain/Era.js"
 import type { RemoteLaunchSpec } from "./LaunchSpec.js"
 import { loginCommand } from "./RemoteAuth.js"
 import * as Relay from "./Relay.js"
@@ -390,6 +391,8 @@ export const connect = Effect.fn("SourceClient.connectRemote")(function* (spec: 
     pid: 0,
     ...members,
     protocolVersion: surface.protocolVersion(),
+    // Remote sources stay legacy for now (ADR 033: the era verdict per origin is future work).
+    era: legacyVerdict,
     ...serverOf(client),
     tools,
     listTools,

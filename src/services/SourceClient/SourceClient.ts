@@ -1,19 +1,24 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { McpError } from "@modelcontextprotocol/sdk/types.js"
-import { Deferred, Duration, Effect, Option, type Scope } from "effect"
+import { Cause, Deferred, Duration, Effect, Either, Exit, Fiber, Option, Runtime, type Scope } from "effect"
 import { spawn } from "node:child_process"
 import type { CallOptions, Connection, ExitInfo } from "../../domain/Connection.js"
 import { ConfigChain, repeatedConfigOf, withConfigChain } from "../../domain/Environment.js"
+import { envelopeOf, type EraVerdict, legacyVerdict, modernVersion } from "../../domain/Era.js"
 import { CallError, SourceError } from "../../domain/Errors.js"
 import { CurrentLimits } from "../../domain/Limits.js"
-import type { CallToolRequest } from "../../domain/Mcp.js"
+import type { CallToolRequest, CallToolResult, JsonObject } from "../../domain/Mcp.js"
+import { RpcCode } from "../../domain/Surface.js"
 import { ChildProcessTransport, type SpawnedChild } from "../../transport/ChildProcessTransport.js"
 import { LineFramer } from "../../transport/LineFramer.js"
 import { clientInternals } from "../../transport/Sdk.js"
 import { noTimeout } from "../../transport/SdkShape.js"
 import { unvalidated } from "../../transport/Unvalidated.js"
 import * as Version from "../../version.js"
+import { reverseCapability } from "../HostBridge.js"
 import { Reaper, type ReaperShape } from "../Reaper.js"
+import type { Ask, ModernClient } from "./Modern.js"
+import { probeInPlace } from "./Probe.js"
 import * as Relay from "./Relay.js"
 import { isRemoteSpec, type LaunchSpec, type RemoteLaunchSpec } from "./LaunchSpec.js"
 import { isOwnTimeout, sdkListTools, sdkToolCall, serverOf } from "./SdkCall.js"
@@ -66,6 +71,7 @@ const connect = Effect.fn("SourceClient.connect")(function* (spec: LaunchSpec, r
     new SourceError({ instance: spec.instance, reason, detail, ...extra })
 
   const chain = yield* ConfigChain
+  const runtime = yield* Effect.runtime<never>()
   const exited = yield* Deferred.make<ExitInfo>()
   // Acquire only spawns (fast, uninterruptible); the handshake below stays interruptible so timeouts work (P4).
   // The config chain marker passes default-deny here, at the last step, so no config entry can drop it (ADR 013).
@@ -73,13 +79,41 @@ const connect = Effect.fn("SourceClient.connect")(function* (spec: LaunchSpec, r
   const child = yield* Effect.acquireRelease(spawnChild(launched, exited, reaper), (child) => terminate(child, exited))
   const pid = child.pid!
 
+  // The era (ADR 033): the config's, else the verdict kept with the catalog, else a probe of this child (in place).
+  const protocol = spec.protocol ?? "auto"
+  const verdict: EraVerdict | undefined =
+    protocol === "legacy"
+      ? legacyVerdict
+      : spec.knownEra !== undefined && (protocol === "auto" || spec.knownEra.era === "modern")
+        ? spec.knownEra
+        : protocol === "modern"
+          ? undefined
+          : yield* probeInPlace(child, exited, {}, spec.onGarbage, spec.probeTimeout).pipe(
+              Effect.mapError((exit) =>
+                fail("EraProbe", `${describeExit(exit)} on the era probe (server/discover); started again as legacy`)
+              )
+            )
+  const modern = verdict === undefined || verdict.era === "modern"
+  // SDK v2's client loads with the first modern child only.
+  const Modern = modern ? yield* Effect.promise(() => import("./Modern.js")) : undefined
+
   const transport = new ChildProcessTransport(child, spec.onGarbage, yield* CurrentLimits)
   // In serve this waits for the host's initialize: children declare only what the host has (ADR-005).
   const declared = yield* Surface.declaredCapabilities(spec)
-  const client = new Client(
-    { name: Version.name, version: Version.version },
-    { capabilities: declared, jsonSchemaValidator: unvalidated }
-  )
+  const modernClient: ModernClient | undefined =
+    Modern === undefined
+      ? undefined
+      : new Modern.ModernClient(
+          declared,
+          askHost(spec, declared, runtime),
+          verdict?.era === "modern" ? verdict.discover : undefined
+        )
+  const client =
+    modernClient?.asClient ??
+    new Client(
+      { name: Version.name, version: Version.version },
+      { capabilities: declared, jsonSchemaValidator: unvalidated }
+    )
   client.onerror = () => {} // transport-level noise is reported through onGarbage / exit; never throw from here
   // Every SDK internal SourceClient uses, checked now (ADR 002).
   const sdk = clientInternals(client)
@@ -121,7 +155,29 @@ const connect = Effect.fn("SourceClient.connect")(function* (spec: LaunchSpec, r
     instance: spec.instance,
     send: (lines) => void transport.sendLine(lines).catch(() => {}),
     callTimeoutMs: timeoutMs,
-    timers: spec.relayTimers
+    timers: spec.relayTimers,
+    ...(modernClient === undefined
+      ? {}
+      : {
+          envelope: envelopeOf(declared, { name: Version.name, version: Version.version }),
+          continueCall: (request, needed, done) => {
+            const fiber = Runtime.runFork(runtime)(
+              callFailure(
+                request,
+                Effect.tryPromise({
+                  try: (signal) => modernClient.continueCall(request, needed, signal) as Promise<CallToolResult>,
+                  catch: (cause) => cause
+                })
+              )
+            )
+            fiber.addObserver((exit) => {
+              if (Exit.isSuccess(exit)) return done(Either.right(exit.value))
+              const failure = Exit.isFailure(exit) ? Option.getOrUndefined(Cause.failureOption(exit.cause)) : undefined
+              if (failure !== undefined) done(Either.left(failure))
+            })
+            return () => void Runtime.runFork(runtime)(Fiber.interrupt(fiber))
+          }
+        })
   })
   // Relayed answers first; then progress, dispatched at once so a result in the same read cannot overtake it (the SDK
   // would handle the progress a tick later, after the result removed its handler); then the reverse requests' cancels.
@@ -144,8 +200,9 @@ const connect = Effect.fn("SourceClient.connect")(function* (spec: LaunchSpec, r
   const tools = yield* listTools
   const members = yield* surface.start(tools, listTools)
 
-  const callTool = (request: CallToolRequest, options?: CallOptions) =>
-    sdkToolCall(client, request, options, timeoutMs).pipe(
+  /** A call's failure as a CallError, worded alike on every path. */
+  function callFailure<A>(request: CallToolRequest, call: Effect.Effect<A, unknown>): Effect.Effect<A, CallError> {
+    return call.pipe(
       Effect.catchAll((cause) =>
         Effect.flatMap(exitDetail, (exit) => {
           const tool = `${spec.instance}.${request.name}`
@@ -164,12 +221,16 @@ const connect = Effect.fn("SourceClient.connect")(function* (spec: LaunchSpec, r
         })
       )
     )
+  }
+  const callTool = (request: CallToolRequest, options?: CallOptions) =>
+    callFailure(request, sdkToolCall(client, request, options, timeoutMs))
 
   return {
     instance: spec.instance,
     pid,
     ...members,
-    protocolVersion: surface.protocolVersion(),
+    protocolVersion: modernClient === undefined ? surface.protocolVersion() : modernVersion,
+    era: modernClient?.verdict ?? legacyVerdict,
     ...serverOf(client),
     tools,
     listTools,
@@ -242,3 +303,27 @@ const terminate = (child: SpawnedChild, exited: Deferred.Deferred<ExitInfo>) =>
     killGroup(pid, "SIGKILL")
     yield* waitExit(shutdownGrace.kill)
   })
+
+/**
+ * A modern child's embedded request asked of the host (MRTR, ADR 033): only what was declared to the child; the host's
+ * refusal fails the call with its code.
+ */
+const askHost =
+  (spec: LaunchSpec, declared: JsonObject, runtime: Runtime.Runtime<never>): Ask =>
+  (method, params, signal) => {
+    const capability = reverseCapability[method]
+    if (capability === undefined || declared[capability] === undefined || spec.host === undefined) {
+      return Promise.reject(
+        new McpError(RpcCode.MethodNotFound, `${method}: the host did not declare ${capability ?? "this capability"}`)
+      )
+    }
+    return Runtime.runPromiseExit(runtime)(spec.host.request(spec.instance, method, params), { signal }).then(
+      (exit) => {
+        if (Exit.isSuccess(exit)) return exit.value
+        const failure = Option.getOrUndefined(Cause.failureOption(exit.cause))
+        throw failure === undefined
+          ? new McpError(RpcCode.InternalError, `${method}: cancelled`)
+          : new McpError(failure.code, `${method}: ${failure.detail}`, failure.data)
+      }
+    )
+  }

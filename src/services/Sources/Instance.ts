@@ -253,6 +253,7 @@ export const healthRow = (
     lastExit: lastExit === undefined ? null : { code: lastExit.code, signal: lastExit.signal, at: iso(lastExit.at) },
     nextRetryAt: self._tag === "Down" ? Option.match(self.nextRetryAt, { onNone: () => null, onSome: iso }) : null,
     uptimeMs: self._tag === "Running" ? facts.now - self.runningSince.getTime() : null,
-    stdoutGarbage: facts.diagnostics.stdoutGarbage
+    stdoutGarbage: facts.diagnostics.stdoutGarbage,
+    era: self._tag === "Running" ? self.connection.era.era : null
   })
 }

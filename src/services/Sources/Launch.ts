@@ -1,6 +1,7 @@
-import { Effect, Option } from "effect"
+import { Duration, Effect, Option } from "effect"
 import { isRemote, type SourceConfig, type SourceTarget } from "../../domain/Config.js"
 import { childEnvironment } from "../../domain/Environment.js"
+import type { EraVerdict } from "../../domain/Era.js"
 import { SourceError } from "../../domain/Errors.js"
 import type { JsonObject } from "../../domain/Mcp.js"
 import { keyOf } from "../CatalogCache.js"
@@ -80,6 +81,8 @@ export const specOf = (
     readonly host: HostPort
     readonly diagnostics: Diagnostics
     readonly authProvider: SourceAuthProvider | undefined
+    /** The era verdict to adopt instead of a probe (`protocol = "auto"` only). */
+    readonly knownEra?: EraVerdict | undefined
   }
 ): LaunchSpec | RemoteLaunchSpec => {
   const { diagnostics, host, target } = facts
@@ -100,6 +103,10 @@ export const specOf = (
         cwd: source.cwd,
         callTimeout: source.call_timeout,
         host,
+        protocol: source.protocol,
+        knownEra: facts.knownEra,
+        // A silent server counts as legacy after a third of its startup_timeout, at most 5 s (probed once, then cached).
+        probeTimeout: Duration.min(Duration.seconds(5), Duration.unsafeDivide(source.startup_timeout, 3)),
         onStderrLine: (line) => diagnostics.stderr(line),
         onGarbage: (line) => diagnostics.garbage(line),
         onExit: (exit) => {

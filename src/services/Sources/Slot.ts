@@ -1,5 +1,6 @@
 import { type Clock, Deferred, Effect, Queue } from "effect"
 import type { SourceConfig } from "../../domain/Config.js"
+import type { EraVerdict } from "../../domain/Era.js"
 import { Activity } from "./Activity.js"
 import { Diagnostics } from "./Diagnostics.js"
 
@@ -18,6 +19,11 @@ export interface Slot {
   /** A request to an idle lazy source wakes its supervisor (a stale wake costs at most one early start). */
   readonly wake: Queue.Queue<void>
   readonly activity: Activity
+  /**
+   * The era verdict the next start adopts (ADR 033): the persisted catalog's, then each running child's; dropped when a
+   * start on it fails, so the start after that probes again. Only for `protocol = "auto"`.
+   */
+  era: EraVerdict | undefined
 }
 
 export const make = (source: SourceConfig, clock: Clock.Clock): Effect.Effect<Slot> =>
@@ -27,7 +33,8 @@ export const make = (source: SourceConfig, clock: Clock.Clock): Effect.Effect<Sl
     settled: Deferred.make<void>(),
     listed: Deferred.make<void>(),
     wake: Queue.sliding<void>(1),
-    activity: Effect.sync(() => new Activity(clock))
+    activity: Effect.sync(() => new Activity(clock)),
+    era: Effect.succeed<EraVerdict | undefined>(undefined)
   })
 
 /** The first start attempt is over: the catalog is known too. */

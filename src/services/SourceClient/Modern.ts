@@ -1,0 +1,230 @@
+import {
+  Client as ModernSdkClient,
+  type McpSubscription,
+  ProtocolError,
+  SdkError,
+  SdkErrorCode
+} from "@modelcontextprotocol/client"
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js"
+import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js"
+import {
+  completeResult,
+  type EraVerdict,
+  type InputRequired,
+  inputRequiredOf,
+  maxInputRounds,
+  modernVersion,
+  retryParams
+} from "../../domain/Era.js"
+import type { CallToolRequest, JsonObject } from "../../domain/Mcp.js"
+import { isJsonObject, RpcCode } from "../../domain/Surface.js"
+import { noTimeout } from "../../transport/SdkShape.js"
+import * as Version from "../../version.js"
+
+/**
+ * A modern (2026-07-28) child behind the face of the v1 SDK's Client that SourceClient and Surface use (ADR 033):
+ * SDK v2's client does the era's wire (the `_meta` envelope on every request, `server/discover`, the codec,
+ * `subscriptions/listen`); this adapter maps what a legacy child would have been asked onto the era, so the rest of
+ * clawtool sees one kind of child:
+ * - `input_required` (MRTR): each embedded request is asked of the host for real (`ask`: HostBridge's reverse
+ *   request, the host session with the call in flight) and the child is retried with the answers and its state, at most
+ *   `maxInputRounds` rounds;
+ * - `resources/subscribe|unsubscribe` re-open one `subscriptions/listen` with the URIs (and the list_changed kinds the
+ *   child announces); `logging/setLevel` and `ping` are answered here (the era has neither);
+ * - errors come back as the v1 SDK's McpError (code, message, data), so the callers word them as for a legacy child.
+ * Loaded only with the first modern child.
+ */
+
+/** A host's answer to one embedded request (interrupting it through `signal` cancels it at the host). */
+export type Ask = (method: string, params: JsonObject | undefined, signal: AbortSignal) => Promise<JsonObject>
+
+type RequestOptions = {
+  readonly signal?: AbortSignal
+  readonly timeout?: number
+  readonly onprogress?: (progress: { progress: number; total?: number; message?: string }) => void
+  readonly resetTimeoutOnProgress?: boolean
+}
+
+/** The v2 SDK's failures in the v1 SDK's terms (a timeout keeps the `timeout` datum isOwnTimeout reads). */
+const asMcpError = (cause: unknown, timeout: number | undefined): unknown => {
+  if (cause instanceof ProtocolError) return new McpError(cause.code, cause.message, cause.data)
+  if (cause instanceof SdkError) {
+    if (cause.code === SdkErrorCode.RequestTimeout) {
+      return new McpError(ErrorCode.RequestTimeout, "Request timed out", { timeout })
+    }
+    if (cause.code === SdkErrorCode.ConnectionClosed) return new McpError(ErrorCode.ConnectionClosed, cause.message)
+  }
+  return cause
+}
+
+export class ModernClient {
+  readonly sdk: ModernSdkClient
+  private discovered: JsonObject | undefined
+  private readonly subscribed = new Set<string>()
+  private listening: McpSubscription | undefined
+
+  constructor(
+    declared: JsonObject,
+    private readonly ask: Ask,
+    /** The cached `server/discover` answer, adopted without a round trip; none asks the child itself (pinned). */
+    private readonly prior: JsonObject | undefined
+  ) {
+    this.sdk = new ModernSdkClient(
+      { name: Version.name, version: Version.version },
+      {
+        capabilities: declared,
+        versionNegotiation: { mode: { pin: modernVersion } },
+        // clawtool asks the host itself (the host session of the call), so the rounds are its own.
+        inputRequired: { autoFulfill: false }
+      }
+    )
+  }
+
+  /** As a v1 Client, for the code that drives a child. */
+  get asClient(): Client {
+    return this as unknown as Client
+  }
+
+  set onerror(handler: (error: Error) => void) {
+    this.sdk.onerror = handler
+  }
+  /** A modern child sends no requests (the era embeds them in results; the SDK drops inbound requests). */
+  set fallbackRequestHandler(_handler: unknown) {}
+  set fallbackNotificationHandler(handler: (notification: { method: string; params?: unknown }) => Promise<void>) {
+    this.sdk.fallbackNotificationHandler = handler as never
+  }
+  /** ClientInternals' progress dispatch (ADR 009): the v2 client has the same private member. */
+  get _onprogress(): (notification: unknown) => void {
+    const internal = this.sdk as unknown as { _onprogress: (notification: unknown) => void }
+    return (notification) => internal._onprogress(notification)
+  }
+
+  /** The verdict this connection stands on, for the catalog cache. */
+  get verdict(): EraVerdict {
+    return { era: "modern", discover: this.discovered ?? {} }
+  }
+
+  async connect(transport: unknown, options: RequestOptions): Promise<void> {
+    try {
+      await this.sdk.connect(transport as never, {
+        ...options,
+        ...(this.prior === undefined ? {} : { prior: { kind: "modern", discover: this.prior as never } })
+      })
+    } catch (cause) {
+      throw asMcpError(cause, options.timeout)
+    }
+    const discover = this.sdk.getDiscoverResult()
+    this.discovered = (discover as JsonObject | undefined) ?? this.prior
+    // list_changed comes on a listen in this era: opened now for the kinds the child announces.
+    await this.relisten().catch(() => {})
+  }
+
+  getServerCapabilities() {
+    return this.sdk.getServerCapabilities()
+  }
+  getServerVersion() {
+    return this.sdk.getServerVersion()
+  }
+  getNegotiatedProtocolVersion() {
+    return this.sdk.getNegotiatedProtocolVersion()
+  }
+
+  async notification(notification: { method: string; params?: JsonObject }): Promise<void> {
+    // roots/list_changed has no meaning here: the next request carries the host's capabilities, and roots are asked per call.
+    if (notification.method === "notifications/roots/list_changed") return
+    await this.sdk.notification(notification as never)
+  }
+
+  async close(): Promise<void> {
+    await this.sdk.close()
+  }
+
+  async request(
+    request: { method: string; params?: JsonObject },
+    schema: unknown,
+    options: RequestOptions = {}
+  ): Promise<JsonObject> {
+    const params = request.params ?? {}
+    switch (request.method) {
+      case "ping":
+      case "logging/setLevel":
+        return {}
+      case "resources/subscribe":
+      case "resources/unsubscribe": {
+        if (typeof params.uri !== "string") throw new McpError(RpcCode.InvalidParams, "uri must be a string")
+        if (request.method === "resources/subscribe") this.subscribed.add(params.uri)
+        else this.subscribed.delete(params.uri)
+        await this.relisten()
+        return {}
+      }
+    }
+    let current = params
+    for (let round = 0; ; round++) {
+      let result: JsonObject
+      try {
+        result = (await this.sdk.request(
+          { method: request.method, params: current } as never,
+          schema as never,
+          {
+            ...options,
+            allowInputRequired: true
+          } as never
+        )) as JsonObject
+      } catch (cause) {
+        throw asMcpError(cause, options.timeout)
+      }
+      const needed = inputRequiredOf(result)
+      if (needed === undefined) return completeResult(result)
+      if (round >= maxInputRounds) {
+        throw new McpError(
+          RpcCode.InternalError,
+          `${request.method}: the source still asked for input after ${maxInputRounds} rounds`
+        )
+      }
+      current = retryParams(params, needed, await this.answers(needed, options.signal))
+    }
+  }
+
+  /**
+   * The rest of a call the relay sent raw (ADR 009) whose first answer was `input_required`: asked, then retried on
+   * the SDK path (progress, if the host asked for it, is not asked of the retries).
+   */
+  continueCall(request: CallToolRequest, needed: InputRequired, signal: AbortSignal): Promise<JsonObject> {
+    return this.answers(needed, signal).then((answers) =>
+      this.request(
+        { method: "tools/call", params: retryParams(request as unknown as JsonObject, needed, answers) },
+        undefined,
+        {
+          signal,
+          timeout: noTimeout
+        }
+      )
+    )
+  }
+
+  /** Each embedded request asked of the host in turn (one dialog at a time); a refusal fails the call. */
+  private async answers(needed: InputRequired, signal: AbortSignal | undefined): Promise<Record<string, JsonObject>> {
+    const answers: Record<string, JsonObject> = {}
+    for (const [key, input] of Object.entries(needed.inputRequests)) {
+      answers[key] = await this.ask(input.method, input.params, signal ?? new AbortController().signal)
+    }
+    return answers
+  }
+
+  /** One listen with what the host subscribed to and the list_changed kinds the child announces; replaced on change. */
+  private async relisten(): Promise<void> {
+    const capabilities = (this.sdk.getServerCapabilities() ?? {}) as JsonObject
+    const announces = (kind: string) => isJsonObject(capabilities[kind]) && capabilities[kind].listChanged === true
+    const filter = {
+      ...(announces("tools") ? { toolsListChanged: true } : {}),
+      ...(announces("prompts") ? { promptsListChanged: true } : {}),
+      ...(announces("resources") ? { resourcesListChanged: true } : {}),
+      ...(this.subscribed.size > 0 ? { resourceSubscriptions: [...this.subscribed] } : {})
+    }
+    const previous = this.listening
+    this.listening = undefined
+    await previous?.close().catch(() => {})
+    if (Object.keys(filter).length === 0) return
+    this.listening = await this.sdk.listen(filter, { timeout: 10_000 })
+  }
+}

@@ -1,0 +1,227 @@
+// Issue 27's child edge (docs/decisions/033-two-eras-child-edge.md): a modern-only server (SDK v2, legacy rejected:
+// `initialize` gets -32022) reached through `clawtool serve` by a legacy SDK v1 host: its tools, calls on the relay and
+// on the SDK path, progress, cancellation, resources/updated (a subscriptions/listen at the child), and elicitation and
+// roots in the middle of a call (MRTR: the child's input_required becomes real requests to the host). A child that
+// exits on any request before initialize still runs, as legacy. The era verdict is persisted with the catalog and
+// re-used by the next start (no second probe), and probed again when the server changed eras.
+import { assert, beforeAll, describe, it } from "@effect/vitest"
+import {
+  ElicitRequestSchema,
+  ListRootsRequestSchema,
+  ResourceUpdatedNotificationSchema
+} from "@modelcontextprotocol/sdk/types.js"
+import { Effect } from "effect"
+import * as fs from "node:fs"
+import * as path from "node:path"
+import { ensureBuilt, freshCacheDir, runCliAsync, serveClient, writeConfig } from "../lib/cli.js"
+import { eventually, pollUntil, root, tempDir } from "../lib/sources.js"
+
+beforeAll(ensureBuilt, 120_000)
+
+const modernServer = path.join(root, "test/fixtures/modern-server.mjs")
+const tinyServer = path.join(root, "test/fixtures/tiny-server.mjs")
+
+type Text = { content: Array<{ type: string; text: string }> }
+const textOf = (result: unknown) => (result as Text).content[0]!.text
+
+/** A config with the modern fixture (each start logged to `log`) and a legacy child that dies on a probe. */
+const bothEras = () => {
+  const log = path.join(tempDir(), "starts.log")
+  const config = writeConfig(`
+    [sources.modern]
+    command = ${JSON.stringify([process.execPath, modernServer])}
+    env = { MODERN_FIXTURE_LOG = ${JSON.stringify(log)} }
+    [sources.legacy]
+    command = ${JSON.stringify([process.execPath, tinyServer, "--exit-before-initialize"])}
+  `)
+  /** How many lines of the fixture's log start with `what`. */
+  const count = (what: string) =>
+    fs.existsSync(log)
+      ? fs
+          .readFileSync(log, "utf8")
+          .split("\n")
+          .filter((line) => line.startsWith(what)).length
+      : 0
+  return { config, count }
+}
+
+describe("a modern-only child behind a legacy host", () => {
+  it.scopedLive("tools, calls, progress, cancellation, resources/updated and elicitation/roots mid-call", () =>
+    Effect.gen(function* () {
+      const { config } = bothEras()
+      const client = yield* serveClient(config, { elicitation: {}, roots: {} })
+      const asked: Array<string> = []
+      client.setRequestHandler(ElicitRequestSchema, async (request) => {
+        asked.push(request.params.message)
+        return { action: "accept", content: { name: "Ada" } }
+      })
+      client.setRequestHandler(ListRootsRequestSchema, async () => ({ roots: [{ uri: "file:///project" }] }))
+
+      const names = yield* pollUntil(
+        Effect.promise(() => client.listTools()).pipe(Effect.map(({ tools }) => tools.map((tool) => tool.name))),
+        (names) => names.includes("modern__echo") && names.includes("legacy__echo"),
+        "both eras listed"
+      )
+      assert.includeMembers(names, ["modern__ask", "modern__slow", "legacy__pid"])
+
+      // A plain call (the relay, with the envelope) and one with progress (the SDK path).
+      const echoed = yield* Effect.promise(() => client.callTool({ name: "modern__echo", arguments: { text: "hi" } }))
+      assert.strictEqual(textOf(echoed), "echo:hi")
+      assert.notProperty(echoed, "resultType")
+      const legacy = yield* Effect.promise(() => client.callTool({ name: "legacy__echo", arguments: { text: "old" } }))
+      assert.strictEqual(textOf(legacy), "echo:old")
+      const progress: Array<number> = []
+      const slow = yield* Effect.promise(() =>
+        client.callTool({ name: "modern__slow", arguments: { steps: 3, ms: 30 } }, undefined, {
+          onprogress: (update) => progress.push(update.progress)
+        })
+      )
+      assert.strictEqual(textOf(slow), "done")
+      // The SDK may drop the last progress when it shares a read with the result (sdk-notes): at least the first came.
+      assert.isAtLeast(progress.length, 1)
+      assert.strictEqual(progress[0], 1)
+
+      // Cancellation: the host's abort reaches the child as notifications/cancelled.
+      const controller = new AbortController()
+      const cancelled = yield* Effect.promise(() =>
+        client
+          .callTool({ name: "modern__slow", arguments: { steps: 100, ms: 100 } }, undefined, {
+            signal: controller.signal,
+            onprogress: () => controller.abort("enough")
+          })
+          .then(
+            () => "answered",
+            () => "aborted"
+          )
+      )
+      assert.strictEqual(cancelled, "aborted")
+      yield* pollUntil(
+        Effect.promise(() => client.callTool({ name: "modern__aborted", arguments: {} })).pipe(Effect.map(textOf)),
+        (count) => count === "1",
+        "the child saw the cancel"
+      )
+
+      // Elicitation in the middle of a call, on the relay (plain call) and on the SDK path (progress asked).
+      const relayed = yield* Effect.promise(() =>
+        client.callTool({ name: "modern__ask", arguments: { question: "who?" } })
+      )
+      assert.strictEqual(textOf(relayed), "answer:accept:Ada")
+      const viaSdk = yield* Effect.promise(() =>
+        client.callTool({ name: "modern__ask", arguments: { question: "again?" } }, undefined, { onprogress: () => {} })
+      )
+      assert.strictEqual(textOf(viaSdk), "answer:accept:Ada")
+      assert.deepStrictEqual(asked, ["who?", "again?"])
+      const roots = yield* Effect.promise(() => client.callTool({ name: "modern__roots", arguments: {} }))
+      assert.strictEqual(textOf(roots), "roots:file:///project")
+
+      // resources/updated: the host's subscribe becomes a subscriptions/listen at the child.
+      const { resources } = yield* Effect.promise(() => client.listResources())
+      const doc = resources.find((resource) => resource.name === "modern__doc")!
+      const updated: Array<string> = []
+      client.setNotificationHandler(ResourceUpdatedNotificationSchema, async (notification) => {
+        updated.push(notification.params.uri)
+      })
+      yield* Effect.promise(() => client.subscribeResource({ uri: doc.uri }))
+      yield* Effect.promise(() => client.callTool({ name: "modern__touch", arguments: { uri: "modern://doc" } }))
+      yield* eventually(() => updated.length > 0, 10_000, "resources/updated")
+      assert.strictEqual(updated[0], doc.uri)
+    })
+  )
+})
+
+describe("the era verdict", () => {
+  it.live("is probed once, in place, then re-used from the catalog cache at the next start (no second probe)", () =>
+    Effect.gen(function* () {
+      const { config, count } = bothEras()
+      const cache = freshCacheDir()
+      const first = yield* Effect.promise(() =>
+        runCliAsync(["health", "--json", "--config", config], { CLAWTOOL_CACHE_DIR: cache })
+      )
+      const rows = JSON.parse(first.stdout) as Array<{ name: string; status: string; era: string | null }>
+      assert.deepStrictEqual(
+        rows.map((row) => [row.name, row.status, row.era]),
+        [
+          ["legacy", "running", "legacy"],
+          ["modern", "running", "modern"]
+        ]
+      )
+      // Probed in place: one process, one server/discover, no initialize (the modern child never gets one).
+      assert.deepStrictEqual([count("start"), count("server/discover"), count("initialize")], [1, 1, 0])
+      yield* Effect.promise(() => runCliAsync(["health", "--json", "--config", config], { CLAWTOOL_CACHE_DIR: cache }))
+      // The next start adopts the kept verdict (and discover answer): no probe at all.
+      assert.deepStrictEqual([count("start"), count("server/discover"), count("initialize")], [2, 1, 0])
+    })
+  )
+
+  it.live("a kept verdict that fails is probed again: a server that became modern-only is reached", () =>
+    Effect.gen(function* () {
+      const dir = tempDir()
+      const eraFile = path.join(dir, "era")
+      fs.writeFileSync(eraFile, "legacy")
+      const config = writeConfig(`
+        [sources.switch]
+        command = ${JSON.stringify([process.execPath, modernServer])}
+        env = { ERA_FILE = ${JSON.stringify(eraFile)} }
+      `)
+      const cache = freshCacheDir()
+      const run = () =>
+        Effect.promise(() => runCliAsync(["health", "--json", "--config", config], { CLAWTOOL_CACHE_DIR: cache })).pipe(
+          Effect.map(({ stdout }) => (JSON.parse(stdout) as Array<{ era: string | null; toolCount: number }>)[0]!)
+        )
+      const before = yield* run()
+      assert.deepStrictEqual([before.era, before.toolCount], ["legacy", 4])
+      fs.writeFileSync(eraFile, "modern")
+      const after = yield* run()
+      assert.deepStrictEqual([after.era, after.toolCount], ["modern", 6])
+    })
+  )
+
+  it.live('protocol = "modern" speaks 2026-07-28 with no probe to keep; a legacy server then does not start', () =>
+    Effect.gen(function* () {
+      const log = path.join(tempDir(), "starts.log")
+      const config = writeConfig(`
+        [sources.modern]
+        command = ${JSON.stringify([process.execPath, modernServer])}
+        env = { MODERN_FIXTURE_LOG = ${JSON.stringify(log)} }
+        protocol = "modern"
+        [sources.legacy]
+        command = ${JSON.stringify([process.execPath, tinyServer])}
+        protocol = "modern"
+        restart = "never"
+      `)
+      const { stdout } = yield* Effect.promise(() => runCliAsync(["health", "--json", "--config", config]))
+      const rows = JSON.parse(stdout) as Array<{ name: string; status: string; era: string | null; toolCount: number }>
+      assert.deepStrictEqual(
+        rows.map((row) => [row.name, row.status, row.era, row.toolCount]),
+        [
+          ["legacy", "down", null, 0],
+          ["modern", "running", "modern", 6]
+        ]
+      )
+      // The pinned client's own server/discover, on the session's process: one process, never an initialize.
+      const lines = fs.readFileSync(log, "utf8").split("\n").filter(Boolean)
+      assert.deepStrictEqual(
+        lines.map((line) => line.split(" ")[0]),
+        ["start", "server/discover"]
+      )
+    })
+  )
+
+  it.live("tools list names each running source's era, in its text and its JSON", () =>
+    Effect.gen(function* () {
+      const { config } = bothEras()
+      const cache = freshCacheDir()
+      const text = yield* Effect.promise(() =>
+        runCliAsync(["tools", "list", "--config", config], { CLAWTOOL_CACHE_DIR: cache })
+      )
+      assert.include(text.stdout.split("\n"), "sources' MCP eras: legacy legacy, modern modern")
+      const json = yield* Effect.promise(() =>
+        runCliAsync(["tools", "list", "--json", "--config", config], { CLAWTOOL_CACHE_DIR: cache })
+      )
+      assert.deepStrictEqual((JSON.parse(json.stdout) as { eras: unknown }).eras, {
+        legacy: "legacy",
+        modern: "modern"
+      })
+    })
+  )
+})
