@@ -1,12 +1,18 @@
 import { Effect, Layer, Option, Queue, Runtime, Stream } from "effect"
 import { ConfigChain, recursionRefusal } from "../domain/Environment.js"
+import * as Era from "../domain/Era.js"
+import type { JsonObject } from "../domain/Mcp.js"
+import type { RpcError } from "../domain/Surface.js"
 import { CurrentLimits } from "../domain/Limits.js"
 import type { Cancels } from "../transport/Cancels.js"
 import { StdioServerTransport } from "../transport/StdioServerTransport.js"
 import { Audit, type AuditRecorder } from "./Audit.js"
 import * as CallPath from "./Gateway/CallPath.js"
 import * as Handlers from "./Gateway/Handlers.js"
-import { type HostEdge, type ListKind, makeEdge, type Transport } from "./Gateway/Sdk.js"
+import { makeListen } from "./Gateway/Listen.js"
+import * as Modern from "./Gateway/Modern.js"
+import * as StdioEras from "./Gateway/Stdio.js"
+import { type ListKind, makeEdge, type Transport } from "./Gateway/Sdk.js"
 import type { ChildNotification } from "./HostBridge.js"
 import { HostSessions, type SessionView } from "./HostSessions.js"
 import { Redaction } from "./Redaction.js"
@@ -19,8 +25,27 @@ export interface SessionOptions {
   readonly id?: string
   /** One stateless HTTP request: no notifications, no list_changed (nothing could carry them). */
   readonly stateless?: boolean
-  /** Called with the session's cancels before the transport connects (the stdio relay hooks in here). */
-  readonly prepare?: (cancels: Cancels, audit: AuditRecorder | undefined) => void
+  /** Called before the transport connects (the stdio relay and the era switch hook in here). */
+  readonly prepare?: (parts: SessionParts) => void
+}
+
+/** What a session is made of, for the edge that carries it (stdio's era switch, ADR 032). */
+export interface SessionParts {
+  readonly cancels: Cancels
+  readonly audit: AuditRecorder | undefined
+  readonly view: SessionView
+  readonly handlers: Readonly<Record<string, Handlers.Handler>>
+  /** Where the session's notices and reverse requests go: the legacy SDK Server until a modern host replaces them. */
+  readonly outbound: Outbound
+  /** Names the client in audit lines when the SDK has no initialize to read it from (a modern host's clientInfo). */
+  readonly client: (name: string | undefined) => void
+}
+
+/** Where a session's notices and its children's reverse requests go. */
+export interface Outbound {
+  notify: (notification: { readonly method: string; readonly params: JsonObject }) => Effect.Effect<void>
+  listChanged: (kind: ListKind) => Effect.Effect<void>
+  request: (method: string, params: JsonObject | undefined) => Effect.Effect<JsonObject, RpcError>
 }
 
 const listKinds = ["tools", "resources", "prompts"] as const
@@ -48,7 +73,7 @@ export class Gateway extends Effect.Service<Gateway>()("clawtool/Gateway", {
     const forwardTo = registry.forward
 
     /** Children's notifications for this host, mapped (logger = instance, URIs, task ids) and filtered by the session. */
-    const pumpNotifications = (feed: Queue.Dequeue<ChildNotification>, session: SessionView, edge: HostEdge) =>
+    const pumpNotifications = (feed: Queue.Dequeue<ChildNotification>, session: SessionView, edge: Outbound) =>
       Effect.forever(
         Effect.gen(function* () {
           const mapped = yield* forwardTo.mapNotification(yield* Queue.take(feed))
@@ -59,7 +84,7 @@ export class Gateway extends Effect.Service<Gateway>()("clawtool/Gateway", {
 
     // list_changed: one notice per kind per settled change of what the host saw (re-derived, never relayed raw). A list
     // answered before every source settled is compared with what it answered, so a late source is announced once.
-    const notifyChanges = (session: SessionView, edge: HostEdge) =>
+    const notifyChanges = (session: SessionView, edge: Outbound) =>
       Effect.gen(function* () {
         const seen = session.seen
         const snapshot = Effect.gen(function* () {
@@ -100,38 +125,53 @@ export class Gateway extends Effect.Service<Gateway>()("clawtool/Gateway", {
     const session = (transport: Transport, options: SessionOptions = {}) =>
       Effect.gen(function* () {
         const edge = makeEdge(runtime)
-        const recorder = Option.getOrUndefined(audit)?.recorder(options.id, () => edge.server.getClientVersion()?.name)
+        let client: string | undefined
+        const recorder = Option.getOrUndefined(audit)?.recorder(
+          options.id,
+          () => client ?? edge.server.getClientVersion()?.name
+        )
+        const outbound: Outbound = { notify: edge.notify, listChanged: edge.listChanged, request: edge.request }
         const view = yield* sessions.join({
           id: options.id ?? "stdio",
           stateless: options.stateless,
           // A reverse request from a child, sent to the host; interrupting it (the child cancelled) cancels it there.
           request: (instance, method, params) =>
-            edge.request(method, params === undefined ? undefined : forwardTo.mapReverseParams(instance, params)).pipe(
-              Effect.withSpan(method, {
-                kind: "client",
-                attributes: { "mcp.method.name": method, "clawtool.instance": instance }
-              })
-            )
+            outbound
+              .request(method, params === undefined ? undefined : forwardTo.mapReverseParams(instance, params))
+              .pipe(
+                Effect.withSpan(method, {
+                  kind: "client",
+                  attributes: { "mcp.method.name": method, "clawtool.instance": instance }
+                })
+              )
         })
+        // Only clawtool's stdio transport (the one with a relay to prepare) splices pre-serialised results (ADR 009).
+        const handlers = Handlers.handlers(services, view, options.prepare !== undefined, recorder)
         edge.handle({
           // A clawtool above already serves this config (ADR 013): it learns so from this error; no source was started.
           refusal: () => (Option.isSome(chain.repeated) ? recursionRefusal(chain.repeated.value) : undefined),
           answered: view.answered,
           initialized: view.initialized,
-          // Only clawtool's stdio transport (the one with a relay to prepare) splices pre-serialised results (ADR 009).
-          requests: Handlers.handlers(services, view, options.prepare !== undefined, recorder),
+          requests: handlers,
           rootsChanged: Handlers.rootsChanged(services, view)
         })
         // Subscribed before the host can initialize, so nothing a child sends after its own initialize is lost.
         const feed = yield* sessions.feed
-        options.prepare?.(edge.cancels, recorder)
+        options.prepare?.({
+          cancels: edge.cancels,
+          audit: recorder,
+          view,
+          handlers,
+          outbound,
+          client: (name) => void (client ??= name)
+        })
         // Known secrets never reach the host, on every path a message takes to it (issue 25).
         redaction.guard(transport)
         const { closed } = yield* edge.connect(transport)
         // A stateless request has nothing to carry notifications.
         if (!view.stateless) {
-          yield* Effect.forkScoped(notifyChanges(view, edge))
-          yield* Effect.forkScoped(pumpNotifications(feed, view, edge))
+          yield* Effect.forkScoped(notifyChanges(view, outbound))
+          yield* Effect.forkScoped(pumpNotifications(feed, view, outbound))
         }
         // Released first (finalizers run in reverse): the server above closes after, aborting the calls in flight.
         yield* Effect.addFinalizer(() =>
@@ -147,15 +187,89 @@ export class Gateway extends Effect.Service<Gateway>()("clawtool/Gateway", {
         return { server: edge.server, closed: Effect.raceFirst(closed, view.expired) } as const
       })
 
+    /** Every source settled (a modern list's ttl is 0 until then). */
+    let settled = false
+    yield* Effect.forkScoped(
+      Effect.zipRight(
+        registry.awaitSettled,
+        Effect.sync(() => void (settled = true))
+      )
+    )
+
+    /**
+     * A modern host on this session (ADR 032): the session's notices go to its subscriptions/listen, its children's
+     * reverse requests cannot be sent as requests, and its first request tells the children what to declare.
+     */
+    const modernContext = (parts: SessionParts): Modern.ModernContext => {
+      const listen = makeListen((uri, on) => {
+        const handler = parts.handlers[on ? "resources/subscribe" : "resources/unsubscribe"]
+        Runtime.runFork(runtime)(
+          Effect.ignoreLogged(handler!({ uri }, { requestId: `listen:${uri}`, notify: () => {} }))
+        )
+      })
+      parts.outbound.notify = (notification) =>
+        Effect.sync(() => {
+          if (notification.method === "notifications/resources/updated") listen.updated(notification.params)
+        })
+      parts.outbound.listChanged = (kind) => Effect.sync(() => listen.listChanged(kind))
+      parts.outbound.request = (method) => Modern.noReverseRequests(method)
+      let opened = false
+      return {
+        runtime,
+        handlers: parts.handlers,
+        cancels: parts.cancels,
+        listen,
+        settled: () => settled,
+        opened: (envelope) => {
+          if (opened) return
+          opened = true
+          const name = envelope.clientInfo?.name
+          parts.client(typeof name === "string" ? name : undefined)
+          Runtime.runFork(runtime)(Effect.zipRight(parts.view.initialized(envelope.capabilities), parts.view.answered))
+        }
+      }
+    }
+
+    /** The relay for a modern host's tools/call: the envelope stays here, the result gets the era's stamp. */
+    const modernRelay = (transport: StdioServerTransport, parts: SessionParts) => {
+      const relay = CallPath.intercept({
+        transport,
+        registry,
+        cancels: parts.cancels,
+        untraced: tracing.untraced,
+        audit: parts.audit,
+        stamp: (result) => Era.stamp(result, Modern.serverInfo, undefined)
+      })
+      return (message: Record<string, unknown>) => relay({ ...message, params: Modern.withoutEnvelope(message.params) })
+    }
+
     /** Serves until the host closes stdin (or the fiber is interrupted by SIGINT/SIGTERM). */
     const serve = Effect.gen(function* () {
       const transport = new StdioServerTransport(process.stdin, process.stdout, Runtime.runSync(runtime)(CurrentLimits))
+      let close = () => {}
       const { closed } = yield* session(transport, {
-        prepare: (cancels, audit) => {
-          transport.intercept = CallPath.intercept({ transport, registry, cancels, untraced: tracing.untraced, audit })
+        prepare: (parts) => {
+          const eras = StdioEras.eraSwitch({
+            transport,
+            legacy: CallPath.intercept({
+              transport,
+              registry,
+              cancels: parts.cancels,
+              untraced: tracing.untraced,
+              audit: parts.audit
+            }),
+            relay: modernRelay(transport, parts),
+            modernContext: () => modernContext(parts),
+            refusal: () => (Option.isSome(chain.repeated) ? recursionRefusal(chain.repeated.value) : undefined)
+          })
+          transport.intercept = eras.intercept
+          close = eras.close
         }
       })
-      yield* closed
+      yield* Effect.ensuring(
+        closed,
+        Effect.sync(() => close())
+      )
       yield* Effect.logDebug("stdin closed: shutting down")
     }).pipe(Effect.scoped, Effect.withSpan("Gateway.serve"))
 

@@ -1,0 +1,134 @@
+import { Cause, Effect, Exit, Fiber, Option, Runtime } from "effect"
+import * as Era from "../../domain/Era.js"
+import type { JsonObject } from "../../domain/Mcp.js"
+import { isJsonObject, RpcCode, RpcError } from "../../domain/Surface.js"
+import type { Cancels } from "../../transport/Cancels.js"
+import { rawJsonOf } from "../../transport/StdioServerTransport.js"
+import { logLevels } from "../HostSessions.js"
+import * as Version from "../../version.js"
+import type { Handler } from "./Handlers.js"
+import type { Listen } from "./Listen.js"
+
+/**
+ * The 2026-07-28 era at the host edge (ADR 032): every request stands alone (its envelope's version, capabilities and
+ * client info), is served by the same per-request core as a legacy request (Handlers), and its result is stamped
+ * (`resultType`, the cache hint, serverInfo). No SDK here: the era's wire is a handful of `_meta` keys and fields,
+ * checked and stamped by domain/Era; the stdio and HTTP edges only carry the lines.
+ */
+
+export const serverInfo: JsonObject = { name: Version.name, version: Version.version }
+
+/** What clawtool serves to a modern host: the legacy capabilities without logging/setLevel and core tasks. */
+export const modernCapabilities: JsonObject = {
+  tools: { listChanged: true },
+  resources: { subscribe: true, listChanged: true },
+  prompts: { listChanged: true },
+  completions: {}
+}
+
+/**
+ * The cache hints (ADR 032): lists are clawtool's merged catalog, which changes whenever a source starts, restarts,
+ * reloads or announces a change, so a host may reuse one for a short while only, and not at all before every source
+ * settled (a late source changes it); scope private because what a host sees depends on its config (and profile).
+ * A resource's content is the child's: clawtool cannot vouch for it (0). discover changes only with the binary.
+ */
+export const listTtlMs = 10_000
+export const discoverTtlMs = 300_000
+export const hintFor = (method: string, settled: boolean): Era.CacheHint | undefined =>
+  !Era.cacheableMethods.has(method)
+    ? undefined
+    : {
+        ttlMs: method === "server/discover" ? discoverTtlMs : method === "resources/read" || !settled ? 0 : listTtlMs,
+        cacheScope: "private"
+      }
+
+export const discoverResult = (): JsonObject => ({
+  supportedVersions: [...Era.modernVersions],
+  capabilities: modernCapabilities
+})
+
+/** What serving modern requests needs from the session they run in. */
+export interface ModernContext {
+  readonly runtime: Runtime.Runtime<never>
+  readonly handlers: Readonly<Record<string, Handler>>
+  readonly cancels: Cancels
+  readonly listen: Listen
+  /** Every source has settled (the list ttl is 0 until then). */
+  readonly settled: () => boolean
+  /** The first valid modern request of the connection: children learn what to declare from its capabilities. */
+  readonly opened: (envelope: Era.Envelope) => void
+}
+
+const rpcErrorOf = (error: RpcError): Era.EraError => ({
+  code: error.code,
+  message: error.detail,
+  ...(error.data === undefined || !isJsonObject(error.data) ? {} : { data: error.data })
+})
+
+/** A modern request's params as the handlers and children see them: the envelope stays at the edge. */
+export const withoutEnvelope = (params: unknown): unknown => {
+  if (!isJsonObject(params) || !isJsonObject(params._meta)) return params
+  const { _meta, ...rest } = params
+  const meta = Era.forwardedMeta(_meta)
+  return meta === undefined ? rest : { ...rest, _meta: meta }
+}
+
+/** Its envelope, or the error already answered on `wire`. */
+export const envelopeOf = (wire: Era.ModernWire, id: string | number, params: unknown): Era.Envelope | undefined => {
+  const checked = Era.checkEnvelope(params, logLevels)
+  if (checked.ok) return checked.envelope
+  wire.error(id, checked.error)
+  return undefined
+}
+
+/**
+ * Serves one modern request (envelope checked) on `wire`: discover and listen here, every other method of the era by
+ * the session's handlers, run in a fiber the host's `notifications/cancelled` interrupts (then nothing is answered).
+ */
+export const serve = (
+  context: ModernContext,
+  wire: Era.ModernWire,
+  request: { readonly id: string | number; readonly method: string; readonly params: unknown },
+  envelope: Era.Envelope
+): void => {
+  const { id, method } = request
+  context.opened(envelope)
+  const stamp = (result: unknown) => {
+    const hint = hintFor(method, context.settled())
+    const raw = rawJsonOf(result)
+    return raw !== undefined
+      ? Era.stampJson(raw, serverInfo, hint)
+      : Era.stamp(isJsonObject(result) ? result : {}, serverInfo, hint)
+  }
+  if (method === "server/discover") return wire.result(id, stamp(discoverResult()))
+  if (method === "subscriptions/listen") return context.listen.open(id, request.params, wire)
+  const handler = Era.modernMethods.has(method) ? context.handlers[method] : undefined
+  if (handler === undefined) {
+    return wire.error(id, {
+      code: RpcCode.MethodNotFound,
+      message: `Method not found: ${method} is not part of protocol ${envelope.version}`
+    })
+  }
+  const fiber = Runtime.runFork(context.runtime)(
+    handler(withoutEnvelope(request.params), { requestId: id, notify: wire.notify })
+  )
+  context.cancels.set(id, () => Runtime.runFork(context.runtime)(Fiber.interrupt(fiber)))
+  fiber.addObserver((exit) => {
+    // Cancelled by the host: its cancel already forgot the id, and a cancelled request is never answered.
+    if (!context.cancels.delete(id)) return
+    if (Exit.isSuccess(exit)) return wire.result(id, stamp(exit.value))
+    const failure = Cause.failureOption(exit.cause)
+    if (Option.isSome(failure)) return wire.error(id, rpcErrorOf(failure.value))
+    wire.error(id, { code: RpcCode.InternalError, message: `Internal error: ${Cause.pretty(exit.cause)}` })
+  })
+}
+
+/** A reverse request of a child while only modern hosts are attached: MRTR carries it (Mrtr.ts), else it fails. */
+export const noReverseRequests = (method: string) =>
+  Effect.fail(
+    new RpcError({
+      reason: "Unsupported",
+      code: RpcCode.MethodNotFound,
+      detail: `${method}: the host speaks protocol ${Era.modernVersion}, which has no server-to-client requests outside a call`
+    })
+  )
