@@ -2,6 +2,7 @@ import { assert, describe, it } from "@effect/vitest"
 import * as Era from "../src/domain/Era.js"
 import { parseFilter } from "../src/services/Gateway/Listen.js"
 import { hintFor, listTtlMs, withoutEnvelope } from "../src/services/Gateway/Modern.js"
+import { maxStateLength, openState, sealState } from "../src/services/Gateway/Mrtr.js"
 import { logLevels } from "../src/services/HostSessions.js"
 
 /** The 2026-07-28 era's pure parts (ADR 032): which era a request opens, its envelope, the stamp on results. */
@@ -109,5 +110,28 @@ describe("Era", () => {
     assert.strictEqual(parseFilter({}), undefined)
     assert.strictEqual(parseFilter({ notifications: { toolsListChanged: "yes" } }), undefined)
     assert.strictEqual(parseFilter({ notifications: { resourceSubscriptions: [1] } }), undefined)
+  })
+})
+
+describe("requestState (MRTR toward modern hosts)", () => {
+  const key = Buffer.alloc(32, 7)
+
+  it("opens what clawtool sealed, until it expires", () => {
+    const state = sealState(key, "parked-1", 1_000)
+    assert.deepStrictEqual(openState(key, state, 999), { ok: true, parked: "parked-1" })
+    assert.deepStrictEqual(openState(key, state, 1_001), { ok: false, why: "has expired ([http] input_required_ttl)" })
+    assert.isAtMost(state.length, maxStateLength)
+  })
+
+  it("refuses a forged state: another key, an edited payload, garbage", () => {
+    const state = sealState(key, "parked-1", 1_000)
+    const forged = openState(Buffer.alloc(32, 8), state, 0)
+    assert.deepStrictEqual(forged, { ok: false, why: "was not issued by this clawtool (signature mismatch)" })
+    const [, mac] = state.split(".")
+    const edited = `${Buffer.from(JSON.stringify({ p: "parked-2", e: 1_000 })).toString("base64url")}.${mac}`
+    assert.isFalse(openState(key, edited, 0).ok)
+    assert.isFalse(openState(key, "not-a-state", 0).ok)
+    assert.isFalse(openState(key, 42, 0).ok)
+    assert.isFalse(openState(key, "x".repeat(maxStateLength + 1), 0).ok)
   })
 })

@@ -1,4 +1,5 @@
-import { Effect, Layer, Option, Queue, Runtime, Stream } from "effect"
+import { Clock, Duration, Effect, Layer, Option, Queue, Runtime, Stream } from "effect"
+import { randomBytes } from "node:crypto"
 import { ConfigChain, recursionRefusal } from "../domain/Environment.js"
 import * as Era from "../domain/Era.js"
 import type { JsonObject } from "../domain/Mcp.js"
@@ -11,6 +12,7 @@ import * as CallPath from "./Gateway/CallPath.js"
 import * as Handlers from "./Gateway/Handlers.js"
 import { makeListen } from "./Gateway/Listen.js"
 import * as Modern from "./Gateway/Modern.js"
+import { makeParking } from "./Gateway/Mrtr.js"
 import * as StdioEras from "./Gateway/Stdio.js"
 import { type ListKind, makeEdge, type Transport } from "./Gateway/Sdk.js"
 import type { ChildNotification } from "./HostBridge.js"
@@ -45,7 +47,7 @@ export interface SessionParts {
 export interface Outbound {
   notify: (notification: { readonly method: string; readonly params: JsonObject }) => Effect.Effect<void>
   listChanged: (kind: ListKind) => Effect.Effect<void>
-  request: (method: string, params: JsonObject | undefined) => Effect.Effect<JsonObject, RpcError>
+  request: (instance: string, method: string, params: JsonObject | undefined) => Effect.Effect<JsonObject, RpcError>
 }
 
 const listKinds = ["tools", "resources", "prompts"] as const
@@ -130,14 +132,22 @@ export class Gateway extends Effect.Service<Gateway>()("clawtool/Gateway", {
           options.id,
           () => client ?? edge.server.getClientVersion()?.name
         )
-        const outbound: Outbound = { notify: edge.notify, listChanged: edge.listChanged, request: edge.request }
+        const outbound: Outbound = {
+          notify: edge.notify,
+          listChanged: edge.listChanged,
+          request: (_instance, method, params) => edge.request(method, params)
+        }
         const view = yield* sessions.join({
           id: options.id ?? "stdio",
           stateless: options.stateless,
           // A reverse request from a child, sent to the host; interrupting it (the child cancelled) cancels it there.
           request: (instance, method, params) =>
             outbound
-              .request(method, params === undefined ? undefined : forwardTo.mapReverseParams(instance, params))
+              .request(
+                instance,
+                method,
+                params === undefined ? undefined : forwardTo.mapReverseParams(instance, params)
+              )
               .pipe(
                 Effect.withSpan(method, {
                   kind: "client",
@@ -187,6 +197,10 @@ export class Gateway extends Effect.Service<Gateway>()("clawtool/Gateway", {
         return { server: edge.server, closed: Effect.raceFirst(closed, view.expired) } as const
       })
 
+    /** What signs a modern host's requestState on stdio: this process's own key (ADR 032). */
+    const stateKey = randomBytes(32)
+    const inputRequiredTtl = Duration.minutes(10)
+
     /** Every source settled (a modern list's ttl is 0 until then). */
     let settled = false
     yield* Effect.forkScoped(
@@ -200,7 +214,7 @@ export class Gateway extends Effect.Service<Gateway>()("clawtool/Gateway", {
      * A modern host on this session (ADR 032): the session's notices go to its subscriptions/listen, its children's
      * reverse requests cannot be sent as requests, and its first request tells the children what to declare.
      */
-    const modernContext = (parts: SessionParts): Modern.ModernContext => {
+    const modernContext = (parts: SessionParts, wire: Era.ModernWire): Modern.ModernContext => {
       const listen = makeListen((uri, on) => {
         const handler = parts.handlers[on ? "resources/subscribe" : "resources/unsubscribe"]
         Runtime.runFork(runtime)(
@@ -212,7 +226,18 @@ export class Gateway extends Effect.Service<Gateway>()("clawtool/Gateway", {
           if (notification.method === "notifications/resources/updated") listen.updated(notification.params)
         })
       parts.outbound.listChanged = (kind) => Effect.sync(() => listen.listChanged(kind))
-      parts.outbound.request = (method) => Modern.noReverseRequests(method)
+      const parking = makeParking({
+        key: stateKey,
+        ttl: inputRequiredTtl,
+        now: () => Runtime.runSync(runtime)(Clock.currentTimeMillis),
+        wire,
+        stamp: (result) => Era.stamp(result, Modern.serverInfo, undefined),
+        moved: (from, to, slot) => {
+          if (from !== undefined) parts.cancels.delete(from)
+          if (to !== undefined) parts.cancels.set(to, slot.cancel)
+        }
+      })
+      parts.outbound.request = parking.ask
       let opened = false
       return {
         runtime,
@@ -220,6 +245,11 @@ export class Gateway extends Effect.Service<Gateway>()("clawtool/Gateway", {
         cancels: parts.cancels,
         listen,
         settled: () => settled,
+        parking,
+        instanceOf: (tool) => {
+          const route = registry.routeNow(tool)
+          return route === undefined || route === "core" ? undefined : route.instance
+        },
         opened: (envelope) => {
           if (opened) return
           opened = true
@@ -259,7 +289,7 @@ export class Gateway extends Effect.Service<Gateway>()("clawtool/Gateway", {
               audit: parts.audit
             }),
             relay: modernRelay(transport, parts),
-            modernContext: () => modernContext(parts),
+            modernContext: (wire) => modernContext(parts, wire),
             refusal: () => (Option.isSome(chain.repeated) ? recursionRefusal(chain.repeated.value) : undefined)
           })
           transport.intercept = eras.intercept

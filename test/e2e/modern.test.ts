@@ -22,7 +22,7 @@ const modernMeta = {
 }
 
 /** An SDK v2 host pinned to 2026-07-28 over stdio, closed with the scope. */
-const modernHost = (config: string) =>
+const modernHost = (config: string, capabilities: Record<string, unknown> = {}) =>
   Effect.acquireRelease(
     Effect.promise(async () => {
       const cacheDir = freshCacheDir()
@@ -40,7 +40,7 @@ const modernHost = (config: string) =>
       })
       const client = new Client(
         { name: "modern-host", version: "1.0.0" },
-        { versionNegotiation: { mode: { pin: "2026-07-28" } } }
+        { capabilities, versionNegotiation: { mode: { pin: "2026-07-28" } } }
       )
       await client.connect(transport)
       return { client, cacheDir }
@@ -186,6 +186,64 @@ describe("modern host over stdio", () => {
         assert.strictEqual(list.result.cacheScope, "private")
         // The catalog's pre-serialised list is spliced: the stamp sits in front of the tools.
         assert.match(host.responsesTo(5)[0]!, /^\{"jsonrpc":"2.0","id":5,"result":\{"resultType":"complete","ttlMs":/)
+      }),
+    60_000
+  )
+
+  it.scopedLive(
+    "MRTR: a child's elicitation in the middle of a call reaches the modern host as input_required and back",
+    () =>
+      Effect.gen(function* () {
+        const config = writeConfig(`[sources.stub]\ncommand = ${stubCommand("--reverse")}\n`)
+        const client = yield* modernHost(config, { elicitation: { form: {} } })
+        const asked: Array<Json> = []
+        client.setRequestHandler("elicitation/create", async (request) => {
+          asked.push(request.params as Json)
+          return { action: "accept", content: { name: "Ada" } }
+        })
+        const answer = (yield* Effect.promise(() =>
+          client.callTool({ name: "stub__ask", arguments: { method: "elicitation/create" } })
+        )) as Json
+        assert.strictEqual(answer.content[0].text, `ok {"action":"accept","content":{"name":"Ada"}}`)
+        assert.strictEqual(asked.length, 1)
+        assert.strictEqual(asked[0]!.message, "Your name?")
+      }),
+    60_000
+  )
+
+  it.scopedLive(
+    "MRTR on raw lines: the retry resumes the parked call once; a replayed or forged requestState is an error",
+    () =>
+      Effect.gen(function* () {
+        const config = writeConfig(`[sources.stub]\ncommand = ${stubCommand("--reverse")}\n`)
+        const host = yield* wireHost(config)
+        const meta = {
+          ...modernMeta,
+          "io.modelcontextprotocol/clientCapabilities": { elicitation: { form: {} } }
+        }
+        const params = { name: "stub__ask", arguments: { method: "elicitation/create" }, _meta: meta }
+        const first = JSON.parse(yield* host.request(1, "tools/call", params)) as Json
+        assert.strictEqual(first.result.resultType, "input_required")
+        const [key] = Object.keys(first.result.inputRequests)
+        assert.strictEqual(first.result.inputRequests[key!].method, "elicitation/create")
+        const state = first.result.requestState as string
+        const inputResponses = { [key!]: { action: "accept", content: { name: "Ada" } } }
+        const done = JSON.parse(
+          yield* host.request(2, "tools/call", { ...params, inputResponses, requestState: state })
+        ) as Json
+        assert.strictEqual(done.result.resultType, "complete")
+        assert.strictEqual(done.result.content[0].text, `ok {"action":"accept","content":{"name":"Ada"}}`)
+        const replayed = JSON.parse(
+          yield* host.request(3, "tools/call", { ...params, inputResponses, requestState: state })
+        ) as Json
+        assert.strictEqual(replayed.error.code, -32602)
+        assert.include(replayed.error.message, "already used")
+        const [payload] = state.split(".")
+        const forged = JSON.parse(
+          yield* host.request(4, "tools/call", { ...params, inputResponses, requestState: `${payload}.AAAA` })
+        ) as Json
+        assert.strictEqual(forged.error.code, -32602)
+        assert.include(forged.error.message, "signature mismatch")
       }),
     60_000
   )

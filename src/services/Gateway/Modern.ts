@@ -7,6 +7,7 @@ import { rawJsonOf } from "../../transport/StdioServerTransport.js"
 import { logLevels } from "../HostSessions.js"
 import * as Version from "../../version.js"
 import type { Handler } from "./Handlers.js"
+import type { Parking } from "./Mrtr.js"
 import type { Listen } from "./Listen.js"
 
 /**
@@ -57,7 +58,20 @@ export interface ModernContext {
   readonly settled: () => boolean
   /** The first valid modern request of the connection: children learn what to declare from its capabilities. */
   readonly opened: (envelope: Era.Envelope) => void
+  /** Calls that may ask their host for input (MRTR, Mrtr.ts). */
+  readonly parking: Parking
+  /** The instance a tools/call goes to (undefined: one of clawtool's own tools, or not listed). */
+  readonly instanceOf: (tool: string) => string | undefined
 }
+
+/** Whether a request's host can answer sampling, elicitation or roots: then its call may be answered input_required. */
+export const answersInput = (envelope: Era.Envelope) =>
+  envelope.capabilities.sampling !== undefined ||
+  envelope.capabilities.elicitation !== undefined ||
+  envelope.capabilities.roots !== undefined
+
+/** A retry of an input_required call: it carries the state clawtool issued. */
+export const isRetry = (params: unknown) => isJsonObject(params) && params.requestState !== undefined
 
 const rpcErrorOf = (error: RpcError): Era.EraError => ({
   code: error.code,
@@ -102,6 +116,7 @@ export const serve = (
   }
   if (method === "server/discover") return wire.result(id, stamp(discoverResult()))
   if (method === "subscriptions/listen") return context.listen.open(id, request.params, wire)
+  if (isRetry(request.params)) return context.parking.retry(id, request.params as JsonObject, wire)
   const handler = Era.modernMethods.has(method) ? context.handlers[method] : undefined
   if (handler === undefined) {
     return wire.error(id, {
@@ -112,15 +127,44 @@ export const serve = (
   const fiber = Runtime.runFork(context.runtime)(
     handler(withoutEnvelope(request.params), { requestId: id, notify: wire.notify })
   )
-  context.cancels.set(id, () => Runtime.runFork(context.runtime)(Fiber.interrupt(fiber)))
+  const cancel = () => void Runtime.runFork(context.runtime)(Fiber.interrupt(fiber))
+  context.cancels.set(id, cancel)
+  const slot = slotFor(context, id, method, request.params, envelope)
+  if (slot !== undefined) slot.cancel = cancel
   fiber.addObserver((exit) => {
-    // Cancelled by the host: its cancel already forgot the id, and a cancelled request is never answered.
-    if (!context.cancels.delete(id)) return
-    if (Exit.isSuccess(exit)) return wire.result(id, stamp(exit.value))
-    const failure = Cause.failureOption(exit.cause)
-    if (Option.isSome(failure)) return wire.error(id, rpcErrorOf(failure.value))
-    wire.error(id, { code: RpcCode.InternalError, message: `Internal error: ${Cause.pretty(exit.cause)}` })
+    const write = (to: string | number) => {
+      if (Exit.isSuccess(exit)) return wire.result(to, stamp(exit.value))
+      const failure = Cause.failureOption(exit.cause)
+      if (Option.isSome(failure)) return wire.error(to, rpcErrorOf(failure.value))
+      wire.error(to, { code: RpcCode.InternalError, message: `Internal error: ${Cause.pretty(exit.cause)}` })
+    }
+    if (slot === undefined) {
+      // Cancelled by the host: its cancel already forgot the id, and a cancelled request is never answered.
+      if (context.cancels.delete(id)) write(id)
+      return
+    }
+    // An input_required call answers the host request waiting now (the last retry), or the retry still to come.
+    const current = context.parking.hostId(slot)
+    if (current !== undefined && !context.cancels.delete(current)) return context.parking.finish(slot, () => {})
+    context.parking.finish(slot, write)
   })
+}
+
+/** A tools/call of a host that answers input gets a slot: a child's question then answers it input_required. */
+const slotFor = (
+  context: ModernContext,
+  id: string | number,
+  method: string,
+  params: unknown,
+  envelope: Era.Envelope
+) => {
+  if (method !== "tools/call" || !answersInput(envelope)) return undefined
+  const name = isJsonObject(params) ? params.name : undefined
+  return context.parking.open(
+    id,
+    () => (typeof name === "string" ? context.instanceOf(name) : undefined),
+    envelope.capabilities
+  )
 }
 
 /** A reverse request of a child while only modern hosts are attached: MRTR carries it (Mrtr.ts), else it fails. */

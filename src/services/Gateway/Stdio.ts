@@ -20,7 +20,7 @@ export const eraSwitch = (options: {
   /** The modern era's relay (the same relay, stamping its results); false: the call takes `serve`. */
   readonly relay: (message: Record<string, unknown>) => boolean
   /** Called once, when a modern host pins the era: the session's notices and reverse requests become the era's. */
-  readonly modernContext: () => Modern.ModernContext
+  readonly modernContext: (wire: Era.ModernWire) => Modern.ModernContext
   /** Why this clawtool serves nothing (ADR 013), checked like initialize's. */
   readonly refusal: () => (Error & { code: number; data?: unknown }) | undefined
 }) => {
@@ -60,7 +60,15 @@ export const eraSwitch = (options: {
       wire.error(id, { code: refusal.code, message: refusal.message, data: refusal.data as JsonObject })
       return true
     }
-    if (message.method === "tools/call" && relay(message)) return true
+    // A host that answers input, and its retries, take the path that can answer input_required (Mrtr.ts).
+    if (
+      message.method === "tools/call" &&
+      !Modern.answersInput(envelope) &&
+      !Modern.isRetry(message.params) &&
+      relay(message)
+    ) {
+      return true
+    }
     Modern.serve(context, wire, { id, method: String(message.method), params: message.params }, envelope)
     return true
   }
@@ -76,7 +84,7 @@ export const eraSwitch = (options: {
             return true
           }
           era = "modern"
-          context = options.modernContext()
+          context = options.modernContext(wire)
         }
       }
       return context !== undefined ? modern(message, context) : legacy(message)
