@@ -77,8 +77,8 @@ export interface ModernWire {
   /** The result (an object, or JSON text already stamped). */
   readonly result: (id: string | number, result: JsonObject | string) => void
   readonly error: (id: string | number, error: EraError) => void
-  /** A notification about this request (progress), or on a listen stream. */
-  readonly notify: (method: string, params: JsonObject) => void
+  /** A notification about request `about` (its progress), or on the listen stream `about`. */
+  readonly notify: (method: string, params: JsonObject, about: string | number) => void
 }
 
 export type Checked =
@@ -185,4 +185,49 @@ export const stampJson = (json: string, serverInfo: JsonObject, hint: CacheHint 
     (hint === undefined ? "" : `"ttlMs":${hint.ttlMs},"cacheScope":"${hint.cacheScope}",`) +
     `"_meta":${JSON.stringify({ [metaKey.serverInfo]: serverInfo })}`
   return json === "{}" ? `{${head}}` : `{${head},${json.slice(1)}`
+}
+
+/** The body field `Mcp-Name` names, per method (SEP-2243). */
+const nameField: Readonly<Record<string, string>> = {
+  "tools/call": "name",
+  "prompts/get": "name",
+  "resources/read": "uri"
+}
+
+/** What a modern POST's headers say (absent: undefined). */
+export interface EraHeaders {
+  readonly method: string | undefined
+  readonly name: string | undefined
+  readonly version: string | undefined
+}
+
+const mismatch = (message: string): EraError => ({
+  code: EraCode.HeaderMismatch,
+  message: `Header mismatch: ${message}`
+})
+
+/**
+ * HTTP: a modern request's `Mcp-Method` must name its method and `Mcp-Name` its tool, prompt or resource, and
+ * `MCP-Protocol-Version`, when sent, the envelope's version; otherwise -32020 HeaderMismatch (what a proxy routed by is
+ * not what the body does).
+ */
+export const checkHeaders = (headers: EraHeaders, method: string, params: unknown): EraError | undefined => {
+  if (headers.method === undefined)
+    return mismatch(`the body names method ${method} but the Mcp-Method header is absent`)
+  if (headers.method !== method) {
+    return mismatch(`the body names method ${method} but the Mcp-Method header names ${headers.method}`)
+  }
+  const version = metaOf(params)?.[metaKey.protocolVersion]
+  if (headers.version !== undefined && typeof version === "string" && headers.version !== version) {
+    return mismatch(`the envelope names protocol version ${version} but MCP-Protocol-Version names ${headers.version}`)
+  }
+  const field = nameField[method]
+  const value = field === undefined || !isJsonObject(params) ? undefined : params[field]
+  if (typeof value !== "string") return undefined
+  if (headers.name === undefined)
+    return mismatch(`the body carries params.${field}="${value}" but the Mcp-Name header is absent`)
+  if (headers.name !== value) {
+    return mismatch(`the body carries params.${field}="${value}" but the Mcp-Name header names "${headers.name}"`)
+  }
+  return undefined
 }

@@ -5,7 +5,7 @@ import * as Era from "../domain/Era.js"
 import type { JsonObject } from "../domain/Mcp.js"
 import type { RpcError } from "../domain/Surface.js"
 import { CurrentLimits } from "../domain/Limits.js"
-import type { Cancels } from "../transport/Cancels.js"
+import { Cancels } from "../transport/Cancels.js"
 import { StdioServerTransport } from "../transport/StdioServerTransport.js"
 import { Audit, type AuditRecorder } from "./Audit.js"
 import * as CallPath from "./Gateway/CallPath.js"
@@ -273,6 +273,78 @@ export class Gateway extends Effect.Service<Gateway>()("clawtool/Gateway", {
       return (message: Record<string, unknown>) => relay({ ...message, params: Modern.withoutEnvelope(message.params) })
     }
 
+    /**
+     * The daemon's modern requests (ADR 032): each is a sessionless request (a stateless session that ends with its
+     * call, which may outlive its HTTP response while parked for input), answered on `wire` by the id clawtool gave
+     * it. One parking for the daemon: a retry may come on any connection; `key` signs its requestState (`[http]
+     * state_key`, shared by replicas).
+     */
+    const modernServer = (options: {
+      readonly wire: Era.ModernWire
+      readonly key: Buffer
+      readonly ttl: Duration.Duration
+    }) => {
+      const cancels = new Cancels()
+      const parking = makeParking({
+        key: options.key,
+        ttl: options.ttl,
+        now: () => Runtime.runSync(runtime)(Clock.currentTimeMillis),
+        wire: options.wire,
+        stamp: (result) => Era.stamp(result, Modern.serverInfo, undefined),
+        moved: (from, to, slot) => {
+          if (from !== undefined) cancels.delete(from)
+          if (to !== undefined) cancels.set(to, slot.cancel)
+        }
+      })
+      const instanceOf = (tool: string) => {
+        const route = registry.routeNow(tool)
+        return route === undefined || route === "core" ? undefined : route.instance
+      }
+      // A modern HTTP request has no stream to carry a subscription: listen needs a host on stdio (for now).
+      const listen = makeListen(() => {}, 0)
+      return {
+        cancel: (key: string) => cancels.cancel(key, "the host closed the request"),
+        serve: (key: string, request: Modern.ModernRequest, envelope: Era.Envelope) =>
+          Effect.gen(function* () {
+            const view = yield* sessions.join({
+              id: key,
+              stateless: true,
+              request: (instance, method, params) =>
+                parking.ask(
+                  instance,
+                  method,
+                  params === undefined ? undefined : forwardTo.mapReverseParams(instance, params)
+                )
+            })
+            // What the request declares is what its children's reverse requests may use (MRTR).
+            yield* view.initialized(envelope.capabilities)
+            const recorder = Option.getOrUndefined(audit)?.recorder(key, () => {
+              const name = envelope.clientInfo?.name
+              return typeof name === "string" ? name : undefined
+            })
+            const handlers = Handlers.handlers(services, view, false, recorder)
+            const fiber = Modern.serve(
+              {
+                runtime,
+                handlers,
+                cancels,
+                listen,
+                settled: () => settled,
+                opened: () => {},
+                parking,
+                instanceOf
+              },
+              options.wire,
+              { ...request, id: key },
+              envelope
+            )
+            if (fiber !== undefined) yield* Effect.ignore(fiber.await)
+            const left = yield* view.leave
+            yield* left.release
+          })
+      }
+    }
+
     /** Serves until the host closes stdin (or the fiber is interrupted by SIGINT/SIGTERM). */
     const serve = Effect.gen(function* () {
       const transport = new StdioServerTransport(process.stdin, process.stdout, Runtime.runSync(runtime)(CurrentLimits))
@@ -306,6 +378,7 @@ export class Gateway extends Effect.Service<Gateway>()("clawtool/Gateway", {
     return {
       serve,
       session,
+      modernServer,
       /** For the daemon's /readyz: every source's health row, and the wait until every eager source has settled. */
       health: registry.health,
       awaitSettled: registry.awaitSettled

@@ -79,7 +79,7 @@ export const makeListen = (subscribe: (uri: string, on: boolean) => void, maxSub
       }
       open.set(id, { filter, wire })
       for (const uri of filter.resourceSubscriptions ?? []) subscribe(uri, true)
-      wire.notify("notifications/subscriptions/acknowledged", tagged(id, { notifications: filter as JsonObject }))
+      wire.notify("notifications/subscriptions/acknowledged", tagged(id, { notifications: filter as JsonObject }), id)
     },
     cancel: (id) => {
       const entry = open.get(id)
@@ -90,14 +90,14 @@ export const makeListen = (subscribe: (uri: string, on: boolean) => void, maxSub
     },
     listChanged: (kind) => {
       for (const [id, { filter, wire }] of open) {
-        if (filter[flag[kind]] === true) wire.notify(`notifications/${kind}/list_changed`, tagged(id, undefined))
+        if (filter[flag[kind]] === true) wire.notify(`notifications/${kind}/list_changed`, tagged(id, undefined), id)
       }
     },
     updated: (params) => {
       const uri = params.uri
       for (const [id, { filter, wire }] of open) {
         if (typeof uri === "string" && filter.resourceSubscriptions?.includes(uri) === true) {
-          wire.notify("notifications/resources/updated", tagged(id, params))
+          wire.notify("notifications/resources/updated", tagged(id, params), id)
         }
       }
     },

@@ -87,6 +87,12 @@ export const withoutEnvelope = (params: unknown): unknown => {
   return meta === undefined ? rest : { ...rest, _meta: meta }
 }
 
+export interface ModernRequest {
+  readonly id: string | number
+  readonly method: string
+  readonly params: unknown
+}
+
 /** Its envelope, or the error already answered on `wire`. */
 export const envelopeOf = (wire: Era.ModernWire, id: string | number, params: unknown): Era.Envelope | undefined => {
   const checked = Era.checkEnvelope(params, logLevels)
@@ -102,9 +108,9 @@ export const envelopeOf = (wire: Era.ModernWire, id: string | number, params: un
 export const serve = (
   context: ModernContext,
   wire: Era.ModernWire,
-  request: { readonly id: string | number; readonly method: string; readonly params: unknown },
+  request: ModernRequest,
   envelope: Era.Envelope
-): void => {
+): Fiber.RuntimeFiber<unknown, RpcError> | undefined => {
   const { id, method } = request
   context.opened(envelope)
   const stamp = (result: unknown) => {
@@ -114,18 +120,21 @@ export const serve = (
       ? Era.stampJson(raw, serverInfo, hint)
       : Era.stamp(isJsonObject(result) ? result : {}, serverInfo, hint)
   }
-  if (method === "server/discover") return wire.result(id, stamp(discoverResult()))
-  if (method === "subscriptions/listen") return context.listen.open(id, request.params, wire)
-  if (isRetry(request.params)) return context.parking.retry(id, request.params as JsonObject, wire)
+  if (method === "server/discover") return void wire.result(id, stamp(discoverResult()))
+  if (method === "subscriptions/listen") return void context.listen.open(id, request.params, wire)
+  if (isRetry(request.params)) return void context.parking.retry(id, request.params as JsonObject, wire)
   const handler = Era.modernMethods.has(method) ? context.handlers[method] : undefined
   if (handler === undefined) {
-    return wire.error(id, {
+    return void wire.error(id, {
       code: RpcCode.MethodNotFound,
       message: `Method not found: ${method} is not part of protocol ${envelope.version}`
     })
   }
   const fiber = Runtime.runFork(context.runtime)(
-    handler(withoutEnvelope(request.params), { requestId: id, notify: wire.notify })
+    handler(withoutEnvelope(request.params), {
+      requestId: id,
+      notify: (method, params) => wire.notify(method, params, id)
+    })
   )
   const cancel = () => void Runtime.runFork(context.runtime)(Fiber.interrupt(fiber))
   context.cancels.set(id, cancel)
@@ -148,6 +157,7 @@ export const serve = (
     if (current !== undefined && !context.cancels.delete(current)) return context.parking.finish(slot, () => {})
     context.parking.finish(slot, write)
   })
+  return fiber
 }
 
 /** A tools/call of a host that answers input gets a slot: a child's question then answers it input_required. */
