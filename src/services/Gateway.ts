@@ -3,14 +3,14 @@ import { randomBytes } from "node:crypto"
 import { ConfigChain, recursionRefusal } from "../domain/Environment.js"
 import * as Era from "../domain/Era.js"
 import type { JsonObject } from "../domain/Mcp.js"
-import type { RpcError } from "../domain/Surface.js"
+import { RpcCode, type RpcError } from "../domain/Surface.js"
 import { CurrentLimits } from "../domain/Limits.js"
 import { Cancels } from "../transport/Cancels.js"
 import { StdioServerTransport } from "../transport/StdioServerTransport.js"
 import { Audit, type AuditRecorder } from "./Audit.js"
 import * as CallPath from "./Gateway/CallPath.js"
 import * as Handlers from "./Gateway/Handlers.js"
-import { makeListen } from "./Gateway/Listen.js"
+import { type Listen, makeListen } from "./Gateway/Listen.js"
 import * as Modern from "./Gateway/Modern.js"
 import { makeParking } from "./Gateway/Mrtr.js"
 import * as StdioEras from "./Gateway/Stdio.js"
@@ -300,8 +300,15 @@ export class Gateway extends Effect.Service<Gateway>()("clawtool/Gateway", {
         const route = registry.routeNow(tool)
         return route === undefined || route === "core" ? undefined : route.instance
       }
-      // A modern HTTP request has no stream to carry a subscription: listen needs a host on stdio (for now).
-      const listen = makeListen(() => {}, 0)
+      // A modern HTTP request has no session to feed a subscription's stream: listen needs a host on stdio (for now).
+      const listen: Listen = {
+        ...makeListen(() => {}),
+        open: (id, _params, wire) =>
+          wire.error(id, {
+            code: RpcCode.MethodNotFound,
+            message: "subscriptions/listen is served to stdio hosts only for now (ADR 032)"
+          })
+      }
       return {
         cancel: (key: string) => cancels.cancel(key, "the host closed the request"),
         serve: (key: string, request: Modern.ModernRequest, envelope: Era.Envelope) =>

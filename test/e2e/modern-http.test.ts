@@ -91,6 +91,10 @@ describe("modern hosts over HTTP", () => {
         const replay = yield* post(port, 9, "tools/call", retry, { "mcp-name": "stub__ask" })
         assert.include(replay.messages[0]!.error.message, "already used")
 
+        const listen = yield* post(port, 10, "subscriptions/listen", { notifications: { toolsListChanged: true } })
+        assert.strictEqual(listen.messages[0]!.error.code, -32601)
+        assert.include(listen.messages[0]!.error.message, "stdio hosts only")
+
         // A legacy host on the same endpoint: initialize opens a session, as before.
         const legacy = yield* rawRequest(port, { body: initializeBody })
         assert.strictEqual(legacy.status, 200)
