@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // run.mjs: clawtool's benchmark harness (issue 7). `npm run bench` builds dist/ and runs this; see bench/README.md.
 //   node bench/run.mjs [--quick]
-//                      [--only overhead,firstcalls,startup,coldstart,catalog,memory,steadiness,warmstart,lazy,remote,trust,code,metrics]
+//                      [--only overhead,firstcalls,startup,coldstart,catalog,memory,steadiness,warmstart,lazy,remote,trust,code,metrics,eras]
 //                      [--out FILE] [--merge]
 // --merge keeps the sections of FILE that this run does not measure (each section records when it was measured).
 // Every figure is measured in this one run, on this machine, next to its direct-path baseline; the ratios are what
@@ -53,7 +53,7 @@ const quick = flag("--quick")
 const only = new Set(
   (
     value("--only") ??
-    "overhead,firstcalls,startup,coldstart,catalog,memory,steadiness,warmstart,lazy,remote,trust,code"
+    "overhead,firstcalls,startup,coldstart,catalog,memory,steadiness,warmstart,lazy,remote,trust,code,metrics,eras"
   ).split(",")
 )
 const merge = flag("--merge")
@@ -260,6 +260,77 @@ const overhead = async () => {
     )
   }
   return out
+}
+
+// ---------------------------------------------------------------------------------------------------------------------
+// 11. The two MCP eras (issue 27, ADR 032): the same clawtool and child, called by a legacy SDK v1 host and by an SDK v2
+// host pinned to 2026-07-28 (stdio), rounds alternating; HTTP is not measured here yet
+
+/** `open` for an SDK v2 client pinned to the modern era (the envelope on every request, stamped results). */
+const openModern = async (args, label) => {
+  const { Client: ModernClient } = await import("@modelcontextprotocol/client")
+  const { StdioClientTransport: ModernStdio } = await import("@modelcontextprotocol/client/stdio")
+  const transport = new ModernStdio({
+    command: process.execPath,
+    args,
+    env: { ...childEnv(), CLAWTOOL_CACHE_DIR: freshCacheDir() },
+    cwd: root,
+    stderr: "ignore"
+  })
+  const client = new ModernClient(
+    { name: "clawtool-bench-modern", version: "1.0.0" },
+    { versionNegotiation: { mode: { pin: "2026-07-28" } } }
+  )
+  await client.connect(transport).catch((error) => {
+    throw new Error(`${label}: connect failed: ${error.message}`)
+  })
+  // callEcho's request(…, schema) is the v1 client's call shape: the v2 client takes the same.
+  return { client, pid: transport.pid, close: () => client.close().catch(() => {}) }
+}
+
+const eras = async () => {
+  const p = plan.overhead
+  const config = clawtoolArgs(Bundle.variants.dist, { echo: [echoServer] })
+  const opened = [
+    { name: "legacy", conn: await open(config, "legacy host via clawtool") },
+    { name: "modern", conn: await openModern(config, "modern host via clawtool") }
+  ]
+  try {
+    const paths = opened.map((path) => ({
+      ...path,
+      tool: "echo__echo",
+      client: path.conn.client,
+      latencies: [],
+      rates: [],
+      cpuMs: 0
+    }))
+    for (const path of paths) {
+      await listTools(path.client)
+      const result = await callEcho(path.client, path.tool)
+      if (result.content?.[0]?.text !== "hello") throw new Error(`${path.name}: unexpected ${JSON.stringify(result)}`)
+      await sequentialLatencies(path.client, path.tool, p.warmup)
+      await throughput(path.client, path.tool, p.warmup * 2, p.concurrency)
+    }
+    for (let r = 0; r < p.rounds; r++) {
+      for (const path of r % 2 === 0 ? paths : [...paths].reverse()) await measureRound(path, p)
+    }
+    const [legacy, modern] = paths.map((path) => summaryOf(path, p))
+    const out = {
+      plan: p,
+      legacy,
+      modern: {
+        ...modern,
+        latencyRatioP50: round(modern.p50Ms / legacy.p50Ms),
+        throughputRatio: round(modern.throughputRps / legacy.throughputRps)
+      }
+    }
+    log(
+      `  stdio: legacy p50 ${legacy.p50Ms} ms, ${legacy.throughputRps} calls/s; modern p50 ${modern.p50Ms} ms, ${modern.throughputRps} calls/s (c=${p.concurrency})`
+    )
+    return out
+  } finally {
+    await Promise.all(opened.map((path) => path.conn.close()))
+  }
 }
 
 // ---------------------------------------------------------------------------------------------------------------------
@@ -1091,7 +1162,8 @@ const main = async () => {
     ["remote", "9. remote source (streamable HTTP) call overhead", () => remote()],
     ["trust", "10. trust, redaction and audit on vs off", () => trust()],
     ["code", "11. code mode: token economy and RunCode overhead", () => codeMode(variants.dist)],
-    ["metrics", "12. daemon metrics and dashboard counting on vs off", () => metrics()]
+    ["metrics", "12. daemon metrics and dashboard counting on vs off", () => metrics()],
+    ["eras", "13. legacy vs 2026-07-28 host, tools/call over stdio", () => eras()]
   ]
   if (merge && existsSync(outFile)) {
     // The sections this run does not measure, as an earlier run measured them.

@@ -1,15 +1,17 @@
-import { Deferred, Effect, FiberMap, Option, Runtime } from "effect"
-import { randomUUID } from "node:crypto"
+import { Deferred, type Duration, Effect, FiberMap, Option, Runtime } from "effect"
+import { randomBytes, randomUUID } from "node:crypto"
 import type * as http from "node:http"
+import * as Era from "../domain/HostEra.js"
 import { ConfigError } from "../domain/Errors.js"
 import { hostAllowed, isLoopback, type ListenAddress, originAllowed, parseListen } from "../transport/HttpGuard.js"
 import { type HttpServerTransport, loadHttpServerTransports } from "../transport/HttpServerTransport.js"
+import { makeModernHttpWire } from "../transport/ModernHttp.js"
 import { Config } from "./Config.js"
 import * as Access from "./Daemon/Access.js"
 import { Dashboard } from "./Dashboard.js"
 import * as Web from "./Daemon/Web.js"
 import { Gateway } from "./Gateway.js"
-import { HostSessions } from "./HostSessions.js"
+import { HostSessions, logLevels } from "./HostSessions.js"
 import { Metrics } from "./Metrics.js"
 import { expand, Secrets } from "./Secrets.js"
 
@@ -52,6 +54,9 @@ const isInitialize = (body: unknown): boolean =>
 
 /** What `[http]` and `--listen` resolve to, checked before anything listens. */
 export interface DaemonSettings {
+  /** `[http] state_key`, resolved: what signs a modern host's requestState (ADR 032); undefined: random. */
+  readonly stateKey: Buffer | undefined
+  readonly inputRequiredTtl: Duration.Duration
   readonly listen: ListenAddress
   /** `[http] token` (reaching every view) and each `[http.tokens.<name>]`, resolved; none: no token is asked for. */
   readonly tokens: ReadonlyArray<Access.NamedToken>
@@ -127,7 +132,20 @@ export class Daemon extends Effect.Service<Daemon>()("clawtool/Daemon", {
             `refusing to listen on ${listenText} without a token: anyone who can reach it could use every source. Set [http] token = "\${CLAWTOOL_HTTP_TOKEN}" (and the variable), or listen on 127.0.0.1`
           )
         }
+        let stateKey: Buffer | undefined
+        if (http.state_key !== undefined) {
+          const expanded = expand(http.state_key, (name) => secrets.lookup("global", name))
+          if (expanded.missing.length > 0 || expanded.value.length < 16) {
+            return yield* invalid(
+              "http.state_key",
+              `the key that signs requestState needs at least 16 characters: set ${expanded.missing.join(", ") || "a longer one"} (secrets.toml [scopes.global] or the environment)`
+            )
+          }
+          stateKey = Buffer.from(expanded.value, "utf8")
+        }
         return {
+          stateKey,
+          inputRequiredTtl: http.input_required_ttl,
           listen,
           tokens,
           allowedHosts: http.allowed_hosts,
@@ -193,6 +211,53 @@ export class Daemon extends Effect.Service<Daemon>()("clawtool/Daemon", {
             yield* Deferred.await(opened)
           })
         const close = (id: string) => FiberMap.remove(fibers, id)
+
+        // The 2026-07-28 era (ADR 032): sessionless POSTs, answered on their own response.
+        const modernHttp = makeModernHttpWire()
+        const modern = gateway.modernServer({
+          wire: modernHttp.wire,
+          key: options.stateKey ?? randomBytes(32),
+          ttl: options.inputRequiredTtl
+        })
+        const header = (req: http.IncomingMessage, name: string) => {
+          const value = req.headers[name]
+          return Array.isArray(value) ? value[0] : value
+        }
+        const serveModern = (
+          req: http.IncomingMessage,
+          res: http.ServerResponse,
+          body: Record<string, unknown>,
+          profile: string | undefined
+        ) => {
+          const id = body.id
+          if (typeof id !== "string" && typeof id !== "number") {
+            // A modern notification (the era's cancel is the closed response): accepted, nothing to do.
+            return reply(res, 202, "")
+          }
+          const method = String(body.method)
+          const refuse = (error: Era.EraError) => reply(res, 400, JSON.stringify({ jsonrpc: "2.0", id, error }))
+          const checked = Era.checkEnvelope(body.params, logLevels)
+          if (!checked.ok) return refuse(checked.error)
+          const mismatch = Era.checkHeaders(
+            {
+              method: header(req, "mcp-method"),
+              name: header(req, "mcp-name"),
+              version: header(req, "mcp-protocol-version")
+            },
+            method,
+            body.params
+          )
+          if (mismatch !== undefined) return refuse(mismatch)
+          const key = randomUUID()
+          const meta = (body.params as { _meta?: { progressToken?: unknown } } | undefined)?._meta
+          const stream =
+            meta?.progressToken !== undefined && (header(req, "accept") ?? "").includes("text/event-stream")
+          modernHttp.add(key, res, id, stream)
+          res.once("close", () => {
+            if (modernHttp.forget(key)) modern.cancel(key)
+          })
+          void run(modern.serve(key, { id, method, params: body.params }, checked.envelope, profile))
+        }
 
         const readiness = Effect.map(gateway.health, (rows) => rows.map(({ stderrTail: _stderr, ...row }) => row))
 
@@ -262,6 +327,16 @@ export class Daemon extends Effect.Service<Daemon>()("clawtool/Daemon", {
                 rpcError(-32700, `Parse error: ${error instanceof Error ? error.message : String(error)}`)
               )
             }
+          }
+          if (
+            req.method === "POST" &&
+            req.headers["mcp-session-id"] === undefined &&
+            typeof body === "object" &&
+            body !== null &&
+            !Array.isArray(body) &&
+            Era.openingEra((body as { method?: unknown }).method, (body as { params?: unknown }).params) === "modern"
+          ) {
+            return serveModern(req, res, body as Record<string, unknown>, view.profile)
           }
           if (options.stateless) {
             // Each request stands alone: a fresh session that ends with its response.

@@ -1,13 +1,21 @@
-import { Effect, Layer, Option, Queue, Runtime, Stream } from "effect"
+import { Clock, Duration, Effect, Layer, Option, Queue, Runtime, Stream } from "effect"
+import { randomBytes } from "node:crypto"
 import { ConfigChain, recursionRefusal } from "../domain/Environment.js"
+import * as Era from "../domain/HostEra.js"
+import type { JsonObject } from "../domain/Mcp.js"
+import { RpcCode, type RpcError } from "../domain/Surface.js"
 import { CurrentLimits } from "../domain/Limits.js"
-import type { Cancels } from "../transport/Cancels.js"
+import { Cancels } from "../transport/Cancels.js"
 import { StdioServerTransport } from "../transport/StdioServerTransport.js"
 import { Audit, type AuditRecorder } from "./Audit.js"
 import { metered, Metrics } from "./Metrics.js"
 import * as CallPath from "./Gateway/CallPath.js"
 import * as Handlers from "./Gateway/Handlers.js"
-import { type HostEdge, type ListKind, makeEdge, type Transport } from "./Gateway/Sdk.js"
+import { type Listen, makeListen } from "./Gateway/Listen.js"
+import * as Modern from "./Gateway/Modern.js"
+import { makeParking } from "./Gateway/Mrtr.js"
+import * as StdioEras from "./Gateway/Stdio.js"
+import { type ListKind, makeEdge, type Transport } from "./Gateway/Sdk.js"
 import type { ChildNotification } from "./HostBridge.js"
 import { HostSessions, type SessionView } from "./HostSessions.js"
 import { Redaction } from "./Redaction.js"
@@ -24,8 +32,29 @@ export interface SessionOptions {
   readonly profile?: string | undefined
   /** The name of the `[http.tokens]` token the session came with (for logs and the audit log; never the token). */
   readonly token?: string | undefined
-  /** Called with the session's cancels before the transport connects (the stdio relay hooks in here). */
-  readonly prepare?: (cancels: Cancels, audit: AuditRecorder | undefined, registry: RegistryView) => void
+  /** Called before the transport connects (the stdio relay and the era switch hook in here). */
+  readonly prepare?: (parts: SessionParts) => void
+}
+
+/** What a session is made of, for the edge that carries it (stdio's era switch, ADR 032). */
+export interface SessionParts {
+  readonly cancels: Cancels
+  readonly audit: AuditRecorder | undefined
+  readonly view: SessionView
+  /** What the session sees: its profile's view of the one catalog (issue 26). */
+  readonly registry: RegistryView
+  readonly handlers: Readonly<Record<string, Handlers.Handler>>
+  /** Where the session's notices and reverse requests go: the legacy SDK Server until a modern host replaces them. */
+  readonly outbound: Outbound
+  /** Names the client in audit lines when the SDK has no initialize to read it from (a modern host's clientInfo). */
+  readonly client: (name: string | undefined) => void
+}
+
+/** Where a session's notices and its children's reverse requests go. */
+export interface Outbound {
+  notify: (notification: { readonly method: string; readonly params: JsonObject }) => Effect.Effect<void>
+  listChanged: (kind: ListKind) => Effect.Effect<void>
+  request: (instance: string, method: string, params: JsonObject | undefined) => Effect.Effect<JsonObject, RpcError>
 }
 
 const listKinds = ["tools", "resources", "prompts"] as const
@@ -59,7 +88,7 @@ export class Gateway extends Effect.Service<Gateway>()("clawtool/Gateway", {
     const pumpNotifications = (
       feed: Queue.Dequeue<ChildNotification>,
       session: SessionView,
-      edge: HostEdge,
+      edge: Outbound,
       registry: RegistryView
     ) =>
       Effect.forever(
@@ -72,7 +101,7 @@ export class Gateway extends Effect.Service<Gateway>()("clawtool/Gateway", {
 
     // list_changed: one notice per kind per settled change of what the host saw (re-derived, never relayed raw). A list
     // answered before every source settled is compared with what it answered, so a late source is announced once.
-    const notifyChanges = (session: SessionView, edge: HostEdge, registry: RegistryView) =>
+    const notifyChanges = (session: SessionView, edge: Outbound, registry: RegistryView) =>
       Effect.gen(function* () {
         const seen = session.seen
         const snapshot = Effect.gen(function* () {
@@ -113,16 +142,22 @@ export class Gateway extends Effect.Service<Gateway>()("clawtool/Gateway", {
     const session = (transport: Transport, options: SessionOptions = {}) =>
       Effect.gen(function* () {
         const edge = makeEdge(runtime)
-        const client = () => edge.server.getClientVersion()?.name
+        let client: string | undefined
+        const clientName = () => client ?? edge.server.getClientVersion()?.name
         const recorder = metered(
-          Option.getOrUndefined(audit)?.recorder(options.id, client, {
+          Option.getOrUndefined(audit)?.recorder(options.id, clientName, {
             profile: options.profile,
             token: options.token
           }),
           meter,
           options.id,
-          client
+          clientName
         )
+        const outbound: Outbound = {
+          notify: edge.notify,
+          listChanged: edge.listChanged,
+          request: (_instance, method, params) => edge.request(method, params)
+        }
         const view = yield* sessions.join({
           id: options.id ?? "stdio",
           stateless: options.stateless,
@@ -130,8 +165,12 @@ export class Gateway extends Effect.Service<Gateway>()("clawtool/Gateway", {
           token: options.token,
           // A reverse request from a child, sent to the host; interrupting it (the child cancelled) cancels it there.
           request: (instance, method, params) =>
-            edge
-              .request(method, params === undefined ? undefined : whole.forward.mapReverseParams(instance, params))
+            outbound
+              .request(
+                instance,
+                method,
+                params === undefined ? undefined : whole.forward.mapReverseParams(instance, params)
+              )
               .pipe(
                 Effect.withSpan(method, {
                   kind: "client",
@@ -142,25 +181,34 @@ export class Gateway extends Effect.Service<Gateway>()("clawtool/Gateway", {
         // What this session sees: its profile's view of the one catalog (issue 26), fixed for the session's life.
         const seen = registry.viewOf(view.profile)
         const services: Handlers.Services = { registry: seen, tracing, redact }
+        // Only clawtool's stdio transport (the one with a relay to prepare) splices pre-serialised results (ADR 009).
+        const handlers = Handlers.handlers(services, view, options.prepare !== undefined, recorder)
         edge.handle({
           // A clawtool above already serves this config (ADR 013): it learns so from this error; no source was started.
           refusal: () => (Option.isSome(chain.repeated) ? recursionRefusal(chain.repeated.value) : undefined),
           answered: view.answered,
           initialized: view.initialized,
-          // Only clawtool's stdio transport (the one with a relay to prepare) splices pre-serialised results (ADR 009).
-          requests: Handlers.handlers(services, view, options.prepare !== undefined, recorder),
+          requests: handlers,
           rootsChanged: Handlers.rootsChanged(services, view)
         })
         // Subscribed before the host can initialize, so nothing a child sends after its own initialize is lost.
         const feed = yield* sessions.feed
-        options.prepare?.(edge.cancels, recorder, seen)
+        options.prepare?.({
+          cancels: edge.cancels,
+          audit: recorder,
+          view,
+          registry: seen,
+          handlers,
+          outbound,
+          client: (name) => void (client ??= name)
+        })
         // Known secrets never reach the host, on every path a message takes to it (issue 25).
         redaction.guard(transport)
         const { closed } = yield* edge.connect(transport)
         // A stateless request has nothing to carry notifications.
         if (!view.stateless) {
-          yield* Effect.forkScoped(notifyChanges(view, edge, seen))
-          yield* Effect.forkScoped(pumpNotifications(feed, view, edge, seen))
+          yield* Effect.forkScoped(notifyChanges(view, outbound, seen))
+          yield* Effect.forkScoped(pumpNotifications(feed, view, outbound, seen))
         }
         if (meter !== undefined && !view.stateless) {
           const closeSession = meter.session(options.profile ?? "default")
@@ -180,6 +228,163 @@ export class Gateway extends Effect.Service<Gateway>()("clawtool/Gateway", {
         return { server: edge.server, closed: Effect.raceFirst(closed, view.expired) } as const
       })
 
+    /** What signs a modern host's requestState on stdio: this process's own key (ADR 032). */
+    const stateKey = randomBytes(32)
+    const inputRequiredTtl = Duration.minutes(10)
+
+    /** Every source settled (a modern list's ttl is 0 until then). */
+    let settled = false
+    yield* Effect.forkScoped(
+      Effect.zipRight(
+        registry.awaitSettled,
+        Effect.sync(() => void (settled = true))
+      )
+    )
+
+    /**
+     * A modern host on this session (ADR 032): the session's notices go to its subscriptions/listen, its children's
+     * reverse requests cannot be sent as requests, and its first request tells the children what to declare.
+     */
+    const modernContext = (parts: SessionParts, wire: Era.ModernWire): Modern.ModernContext => {
+      const listen = makeListen((uri, on) => {
+        const handler = parts.handlers[on ? "resources/subscribe" : "resources/unsubscribe"]
+        Runtime.runFork(runtime)(
+          Effect.ignoreLogged(handler!({ uri }, { requestId: `listen:${uri}`, notify: () => {} }))
+        )
+      })
+      parts.outbound.notify = (notification) =>
+        Effect.sync(() => {
+          if (notification.method === "notifications/resources/updated") listen.updated(notification.params)
+        })
+      parts.outbound.listChanged = (kind) => Effect.sync(() => listen.listChanged(kind))
+      const parking = makeParking({
+        key: stateKey,
+        ttl: inputRequiredTtl,
+        now: () => Runtime.runSync(runtime)(Clock.currentTimeMillis),
+        wire,
+        stamp: (result) => Era.stamp(result, Modern.serverInfo, undefined),
+        moved: (from, to, slot) => {
+          if (from !== undefined) parts.cancels.delete(from)
+          if (to !== undefined) parts.cancels.set(to, slot.cancel)
+        }
+      })
+      parts.outbound.request = parking.ask
+      let opened = false
+      return {
+        runtime,
+        handlers: parts.handlers,
+        cancels: parts.cancels,
+        listen,
+        settled: () => settled,
+        parking,
+        instanceOf: (tool) => {
+          const route = parts.registry.routeNow(tool)
+          return route === undefined || route === "core" ? undefined : route.instance
+        },
+        opened: (envelope) => {
+          if (opened) return
+          opened = true
+          const name = envelope.clientInfo?.name
+          parts.client(typeof name === "string" ? name : undefined)
+          Runtime.runFork(runtime)(Effect.zipRight(parts.view.initialized(envelope.capabilities), parts.view.answered))
+        }
+      }
+    }
+
+    /** The relay for a modern host's tools/call: the envelope stays here, the result gets the era's stamp. */
+    const modernRelay = (transport: StdioServerTransport, parts: SessionParts) => {
+      const relay = CallPath.intercept({
+        transport,
+        registry: parts.registry,
+        cancels: parts.cancels,
+        untraced: tracing.untraced,
+        audit: parts.audit,
+        stamp: (result) => Era.stamp(result, Modern.serverInfo, undefined)
+      })
+      return (message: Record<string, unknown>) => relay({ ...message, params: Modern.withoutEnvelope(message.params) })
+    }
+
+    /**
+     * The daemon's modern requests (ADR 032): each is a sessionless request (a stateless session that ends with its
+     * call, which may outlive its HTTP response while parked for input), answered on `wire` by the id clawtool gave
+     * it. One parking for the daemon: a retry may come on any connection; `key` signs its requestState (`[http]
+     * state_key`, shared by replicas).
+     */
+    const modernServer = (options: {
+      readonly wire: Era.ModernWire
+      readonly key: Buffer
+      readonly ttl: Duration.Duration
+    }) => {
+      const cancels = new Cancels()
+      const parking = makeParking({
+        key: options.key,
+        ttl: options.ttl,
+        now: () => Runtime.runSync(runtime)(Clock.currentTimeMillis),
+        wire: options.wire,
+        stamp: (result) => Era.stamp(result, Modern.serverInfo, undefined),
+        moved: (from, to, slot) => {
+          if (from !== undefined) cancels.delete(from)
+          if (to !== undefined) cancels.set(to, slot.cancel)
+        }
+      })
+      // A modern HTTP request has no session to feed a subscription's stream: listen needs a host on stdio (for now).
+      const listen: Listen = {
+        ...makeListen(() => {}),
+        open: (id, _params, wire) =>
+          wire.error(id, {
+            code: RpcCode.MethodNotFound,
+            message: "subscriptions/listen is served to stdio hosts only for now (ADR 032)"
+          })
+      }
+      return {
+        cancel: (key: string) => cancels.cancel(key, "the host closed the request"),
+        /** `profile`: the endpoint's (issue 26); absent: the whole catalog. */
+        serve: (key: string, request: Modern.ModernRequest, envelope: Era.Envelope, profile?: string) =>
+          Effect.gen(function* () {
+            const view = yield* sessions.join({
+              id: key,
+              stateless: true,
+              profile,
+              request: (instance, method, params) =>
+                parking.ask(
+                  instance,
+                  method,
+                  params === undefined ? undefined : whole.forward.mapReverseParams(instance, params)
+                )
+            })
+            // What the request declares is what its children's reverse requests may use (MRTR).
+            yield* view.initialized(envelope.capabilities)
+            const recorder = Option.getOrUndefined(audit)?.recorder(key, () => {
+              const name = envelope.clientInfo?.name
+              return typeof name === "string" ? name : undefined
+            })
+            const seen = registry.viewOf(view.profile)
+            const handlers = Handlers.handlers({ registry: seen, tracing, redact }, view, false, recorder)
+            const fiber = Modern.serve(
+              {
+                runtime,
+                handlers,
+                cancels,
+                listen,
+                settled: () => settled,
+                opened: () => {},
+                parking,
+                instanceOf: (tool) => {
+                  const route = seen.routeNow(tool)
+                  return route === undefined || route === "core" ? undefined : route.instance
+                }
+              },
+              options.wire,
+              { ...request, id: key },
+              envelope
+            )
+            if (fiber !== undefined) yield* Effect.ignore(fiber.await)
+            const left = yield* view.leave
+            yield* left.release
+          })
+      }
+    }
+
     /**
      * Serves until the host closes stdin (or the fiber is interrupted by SIGINT/SIGTERM); `profile` (`serve --profile`,
      * checked by the command) is what the host sees.
@@ -191,25 +396,38 @@ export class Gateway extends Effect.Service<Gateway>()("clawtool/Gateway", {
           process.stdout,
           Runtime.runSync(runtime)(CurrentLimits)
         )
+        let close = () => {}
         const { closed } = yield* session(transport, {
           profile,
-          prepare: (cancels, audit, seen) => {
-            transport.intercept = CallPath.intercept({
+          prepare: (parts) => {
+            const eras = StdioEras.eraSwitch({
               transport,
-              registry: seen,
-              cancels,
-              untraced: tracing.untraced,
-              audit
+              legacy: CallPath.intercept({
+                transport,
+                registry: parts.registry,
+                cancels: parts.cancels,
+                untraced: tracing.untraced,
+                audit: parts.audit
+              }),
+              relay: modernRelay(transport, parts),
+              modernContext: (wire) => modernContext(parts, wire),
+              refusal: () => (Option.isSome(chain.repeated) ? recursionRefusal(chain.repeated.value) : undefined)
             })
+            transport.intercept = eras.intercept
+            close = eras.close
           }
         })
-        yield* closed
+        yield* Effect.ensuring(
+          closed,
+          Effect.sync(() => close())
+        )
         yield* Effect.logDebug("stdin closed: shutting down")
       }).pipe(Effect.scoped, Effect.withSpan("Gateway.serve"))
 
     return {
       serve,
       session,
+      modernServer,
       /** For the daemon's /readyz: every source's health row, and the wait until every eager source has settled. */
       health: registry.health,
       awaitSettled: registry.awaitSettled

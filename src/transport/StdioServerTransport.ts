@@ -13,6 +13,12 @@ import { LineWriter } from "./LineWriter.js"
  */
 const preserialized = Symbol.for("clawtool/preserialized")
 export const rawResult = (json: string): Record<string, never> => ({ [preserialized]: json }) as Record<string, never>
+/** The JSON text of a `rawResult`; undefined for any other value. */
+export const rawJsonOf = (result: unknown): string | undefined => {
+  const raw =
+    typeof result === "object" && result !== null ? (result as { [preserialized]?: unknown })[preserialized] : undefined
+  return typeof raw === "string" ? raw : undefined
+}
 
 const isId = (id: unknown): id is string | number => typeof id === "string" || typeof id === "number"
 

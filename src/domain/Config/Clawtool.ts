@@ -114,7 +114,14 @@ export class HttpConfig extends Schema.Class<HttpConfig>("HttpConfig")({
   /** Largest request body on /mcp, in bytes (413 above it). */
   max_body: Schema.optionalWith(wholeBetween("max_body", 1024, 1024 * 1024 * 1024), { default: () => 4 * 1024 * 1024 }),
   /** Named tokens, each reaching only its profiles ("default": /mcp); `token` above reaches every one. */
-  tokens: Schema.optionalWith(HttpTokens, { default: () => ({}) })
+  tokens: Schema.optionalWith(HttpTokens, { default: () => ({}) }),
+  /**
+   * The key that signs a 2026-07-28 host's `requestState` (ADR 032); replicas that share it accept each other's. May
+   * hold `${VAR}` references, resolved like `token`. Unset: a random key per process.
+   */
+  state_key: Schema.optional(Schema.String.annotations({ description: `a reference like "\${CLAWTOOL_STATE_KEY}"` })),
+  /** How long a child's call waits for a modern host to retry with the answers to its input_required. */
+  input_required_ttl: Schema.optionalWith(DurationString, { default: () => Duration.minutes(10) })
 }) {}
 
 export class ClawtoolConfig extends Schema.Class<ClawtoolConfig>("ClawtoolConfig")({

@@ -1,5 +1,6 @@
 import { Either } from "effect"
 import * as CallPlan from "../../domain/CallPlan.js"
+import type { JsonObject } from "../../domain/Mcp.js"
 import { resumeOptimiser } from "../../heap.js"
 import type { Cancels } from "../../transport/Cancels.js"
 import type { StdioServerTransport } from "../../transport/StdioServerTransport.js"
@@ -23,14 +24,17 @@ export const intercept = (options: {
   readonly untraced: boolean
   /** The audit log's recorder for this session; undefined when `[audit]` is off. */
   readonly audit?: AuditRecorder | undefined
+  /** The modern era's stamp on every result (ADR 032); the legacy era answers results as they are. */
+  readonly stamp?: ((result: JsonObject) => JsonObject) | undefined
 }) => {
   const { transport, registry, cancels, untraced, audit } = options
+  const stamp = options.stamp ?? ((result: JsonObject) => result)
   const inFlight = (id: string | number) => cancels.has(id)
   const context = { untraced, inFlight }
 
   /** Never throws: a result that cannot be serialised is answered as an isError result. */
   const reply = (id: string | number, tool: string, result: unknown) =>
-    transport.reply(id, result, (cause) => callErrorResult(unserialisable(tool, cause)))
+    transport.reply(id, stamp(result as JsonObject), (cause) => stamp(callErrorResult(unserialisable(tool, cause))))
 
   /** One relayed call's audit line (stdio: no session id; untraced: no trace id). */
   const record = (

@@ -1,0 +1,188 @@
+import { Cause, Effect, Exit, Fiber, Option, Runtime } from "effect"
+import * as Era from "../../domain/HostEra.js"
+import type { JsonObject } from "../../domain/Mcp.js"
+import { isJsonObject, RpcCode, RpcError } from "../../domain/Surface.js"
+import type { Cancels } from "../../transport/Cancels.js"
+import { rawJsonOf } from "../../transport/StdioServerTransport.js"
+import { logLevels } from "../HostSessions.js"
+import * as Version from "../../version.js"
+import type { Handler } from "./Handlers.js"
+import type { Parking } from "./Mrtr.js"
+import type { Listen } from "./Listen.js"
+
+/**
+ * The 2026-07-28 era at the host edge (ADR 032): every request stands alone (its envelope's version, capabilities and
+ * client info), is served by the same per-request core as a legacy request (Handlers), and its result is stamped
+ * (`resultType`, the cache hint, serverInfo). No SDK here: the era's wire is a handful of `_meta` keys and fields,
+ * checked and stamped by domain/HostEra; the stdio and HTTP edges only carry the lines.
+ */
+
+export const serverInfo: JsonObject = { name: Version.name, version: Version.version }
+
+/** What clawtool serves to a modern host: the legacy capabilities without logging/setLevel and core tasks. */
+export const modernCapabilities: JsonObject = {
+  tools: { listChanged: true },
+  resources: { subscribe: true, listChanged: true },
+  prompts: { listChanged: true },
+  completions: {}
+}
+
+/**
+ * The cache hints (ADR 032): lists are clawtool's merged catalog, which changes whenever a source starts, restarts,
+ * reloads or announces a change, so a host may reuse one for a short while only, and not at all before every source
+ * settled (a late source changes it); scope private because what a host sees depends on its config (and profile).
+ * A resource's content is the child's: clawtool cannot vouch for it (0). discover changes only with the binary.
+ */
+export const listTtlMs = 10_000
+export const discoverTtlMs = 300_000
+export const hintFor = (method: string, settled: boolean): Era.CacheHint | undefined =>
+  !Era.cacheableMethods.has(method)
+    ? undefined
+    : {
+        ttlMs: method === "server/discover" ? discoverTtlMs : method === "resources/read" || !settled ? 0 : listTtlMs,
+        cacheScope: "private"
+      }
+
+export const discoverResult = (): JsonObject => ({
+  supportedVersions: [...Era.modernVersions],
+  capabilities: modernCapabilities
+})
+
+/** What serving modern requests needs from the session they run in. */
+export interface ModernContext {
+  readonly runtime: Runtime.Runtime<never>
+  readonly handlers: Readonly<Record<string, Handler>>
+  readonly cancels: Cancels
+  readonly listen: Listen
+  /** Every source has settled (the list ttl is 0 until then). */
+  readonly settled: () => boolean
+  /** The first valid modern request of the connection: children learn what to declare from its capabilities. */
+  readonly opened: (envelope: Era.Envelope) => void
+  /** Calls that may ask their host for input (MRTR, Mrtr.ts). */
+  readonly parking: Parking
+  /** The instance a tools/call goes to (undefined: one of clawtool's own tools, or not listed). */
+  readonly instanceOf: (tool: string) => string | undefined
+}
+
+/** Whether a request's host can answer sampling, elicitation or roots: then its call may be answered input_required. */
+export const answersInput = (envelope: Era.Envelope) =>
+  envelope.capabilities.sampling !== undefined ||
+  envelope.capabilities.elicitation !== undefined ||
+  envelope.capabilities.roots !== undefined
+
+/** A retry of an input_required call: it carries the state clawtool issued. */
+export const isRetry = (params: unknown) => isJsonObject(params) && params.requestState !== undefined
+
+const rpcErrorOf = (error: RpcError): Era.EraError => ({
+  code: error.code,
+  message: error.detail,
+  ...(error.data === undefined || !isJsonObject(error.data) ? {} : { data: error.data })
+})
+
+/** A modern request's params as the handlers and children see them: the envelope stays at the edge. */
+export const withoutEnvelope = (params: unknown): unknown => {
+  if (!isJsonObject(params) || !isJsonObject(params._meta)) return params
+  const { _meta, ...rest } = params
+  const meta = Era.forwardedMeta(_meta)
+  return meta === undefined ? rest : { ...rest, _meta: meta }
+}
+
+export interface ModernRequest {
+  readonly id: string | number
+  readonly method: string
+  readonly params: unknown
+}
+
+/** Its envelope, or the error already answered on `wire`. */
+export const envelopeOf = (wire: Era.ModernWire, id: string | number, params: unknown): Era.Envelope | undefined => {
+  const checked = Era.checkEnvelope(params, logLevels)
+  if (checked.ok) return checked.envelope
+  wire.error(id, checked.error)
+  return undefined
+}
+
+/**
+ * Serves one modern request (envelope checked) on `wire`: discover and listen here, every other method of the era by
+ * the session's handlers, run in a fiber the host's `notifications/cancelled` interrupts (then nothing is answered).
+ */
+export const serve = (
+  context: ModernContext,
+  wire: Era.ModernWire,
+  request: ModernRequest,
+  envelope: Era.Envelope
+): Fiber.RuntimeFiber<unknown, RpcError> | undefined => {
+  const { id, method } = request
+  context.opened(envelope)
+  const stamp = (result: unknown) => {
+    const hint = hintFor(method, context.settled())
+    const raw = rawJsonOf(result)
+    return raw !== undefined
+      ? Era.stampJson(raw, serverInfo, hint)
+      : Era.stamp(isJsonObject(result) ? result : {}, serverInfo, hint)
+  }
+  if (method === "server/discover") return void wire.result(id, stamp(discoverResult()))
+  if (method === "subscriptions/listen") return void context.listen.open(id, request.params, wire)
+  if (isRetry(request.params)) return void context.parking.retry(id, request.params as JsonObject, wire)
+  const handler = Era.modernMethods.has(method) ? context.handlers[method] : undefined
+  if (handler === undefined) {
+    return void wire.error(id, {
+      code: RpcCode.MethodNotFound,
+      message: `Method not found: ${method} is not part of protocol ${envelope.version}`
+    })
+  }
+  const fiber = Runtime.runFork(context.runtime)(
+    handler(withoutEnvelope(request.params), {
+      requestId: id,
+      notify: (method, params) => wire.notify(method, params, id)
+    })
+  )
+  const cancel = () => void Runtime.runFork(context.runtime)(Fiber.interrupt(fiber))
+  context.cancels.set(id, cancel)
+  const slot = slotFor(context, id, method, request.params, envelope)
+  if (slot !== undefined) slot.cancel = cancel
+  fiber.addObserver((exit) => {
+    const write = (to: string | number) => {
+      if (Exit.isSuccess(exit)) return wire.result(to, stamp(exit.value))
+      const failure = Cause.failureOption(exit.cause)
+      if (Option.isSome(failure)) return wire.error(to, rpcErrorOf(failure.value))
+      wire.error(to, { code: RpcCode.InternalError, message: `Internal error: ${Cause.pretty(exit.cause)}` })
+    }
+    if (slot === undefined) {
+      // Cancelled by the host: its cancel already forgot the id, and a cancelled request is never answered.
+      if (context.cancels.delete(id)) write(id)
+      return
+    }
+    // An input_required call answers the host request waiting now (the last retry), or the retry still to come.
+    const current = context.parking.hostId(slot)
+    if (current !== undefined && !context.cancels.delete(current)) return context.parking.finish(slot, () => {})
+    context.parking.finish(slot, write)
+  })
+  return fiber
+}
+
+/** A tools/call of a host that answers input gets a slot: a child's question then answers it input_required. */
+const slotFor = (
+  context: ModernContext,
+  id: string | number,
+  method: string,
+  params: unknown,
+  envelope: Era.Envelope
+) => {
+  if (method !== "tools/call" || !answersInput(envelope)) return undefined
+  const name = isJsonObject(params) ? params.name : undefined
+  return context.parking.open(
+    id,
+    () => (typeof name === "string" ? context.instanceOf(name) : undefined),
+    envelope.capabilities
+  )
+}
+
+/** A reverse request of a child while only modern hosts are attached: MRTR carries it (Mrtr.ts), else it fails. */
+export const noReverseRequests = (method: string) =>
+  Effect.fail(
+    new RpcError({
+      reason: "Unsupported",
+      code: RpcCode.MethodNotFound,
+      detail: `${method}: the host speaks protocol ${Era.modernVersion}, which has no server-to-client requests outside a call`
+    })
+  )

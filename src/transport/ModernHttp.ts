@@ -1,0 +1,47 @@
+import type * as http from "node:http"
+import type { EraError, ModernWire } from "../domain/HostEra.js"
+import type { JsonObject } from "../domain/Mcp.js"
+
+/**
+ * The HTTP wire of the 2026-07-28 era (ADR 032): each modern POST is one request, answered on its own response — JSON,
+ * or an SSE stream when the host asked for progress and accepts one. Requests are known by an id clawtool gives them
+ * (hosts' JSON-RPC ids repeat across POSTs); a retry of an input_required call is answered on the retry's response.
+ */
+export const makeModernHttpWire = () => {
+  const open = new Map<
+    string,
+    { readonly res: http.ServerResponse; readonly rpcId: string | number; readonly stream: boolean }
+  >()
+  const line = (rpcId: string | number, body: string) => `{"jsonrpc":"2.0","id":${JSON.stringify(rpcId)},${body}}`
+  const end = (key: string | number, text: string) => {
+    const entry = open.get(String(key))
+    if (entry === undefined) return
+    open.delete(String(key))
+    const { res, rpcId, stream } = entry
+    const json = line(rpcId, text)
+    if (res.writableEnded) return
+    if (stream) return void res.end(`event: message\ndata: ${json}\n\n`)
+    if (!res.headersSent) res.writeHead(200, { "content-type": "application/json" })
+    res.end(json)
+  }
+  const wire: ModernWire = {
+    result: (id, result: JsonObject | string) =>
+      end(id, `"result":${typeof result === "string" ? result : JSON.stringify(result)}`),
+    error: (id, error: EraError) => end(id, `"error":${JSON.stringify(error)}`),
+    notify: (method, params, about) => {
+      const entry = open.get(String(about))
+      if (entry === undefined || !entry.stream || entry.res.writableEnded) return
+      entry.res.write(`event: message\ndata: ${JSON.stringify({ jsonrpc: "2.0", method, params })}\n\n`)
+    }
+  }
+  return {
+    wire,
+    /** Request `key` is answered on `res`; `stream`: as SSE (its progress goes there too). */
+    add: (key: string, res: http.ServerResponse, rpcId: string | number, stream: boolean) => {
+      open.set(key, { res, rpcId, stream })
+      if (stream) res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" })
+    },
+    /** The host went away before its answer. */
+    forget: (key: string) => open.delete(key)
+  }
+}

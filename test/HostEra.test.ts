@@ -1,0 +1,137 @@
+import { assert, describe, it } from "@effect/vitest"
+import * as Era from "../src/domain/HostEra.js"
+import { parseFilter } from "../src/services/Gateway/Listen.js"
+import { hintFor, listTtlMs, withoutEnvelope } from "../src/services/Gateway/Modern.js"
+import { maxStateLength, openState, sealState } from "../src/services/Gateway/Mrtr.js"
+import { logLevels } from "../src/services/HostSessions.js"
+
+/** The 2026-07-28 era's pure parts (ADR 032): which era a request opens, its envelope, the stamp on results. */
+
+const envelope = (extra: Record<string, unknown> = {}) => ({
+  _meta: {
+    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+    "io.modelcontextprotocol/clientCapabilities": { elicitation: {} },
+    "io.modelcontextprotocol/clientInfo": { name: "host", version: "1" },
+    ...extra
+  }
+})
+
+describe("Era", () => {
+  it("a connection's opening: server/discover or a modern envelope is modern, initialize and bare requests legacy", () => {
+    assert.strictEqual(Era.openingEra("server/discover", undefined), "modern")
+    assert.strictEqual(Era.openingEra("tools/list", envelope()), "modern")
+    assert.strictEqual(Era.openingEra("initialize", { protocolVersion: "2025-06-18" }), "legacy")
+    assert.strictEqual(Era.openingEra("tools/list", { _meta: { progressToken: 1 } }), "legacy")
+  })
+
+  it("checkEnvelope: the envelope, -32022 naming the supported versions, -32602 for a malformed one", () => {
+    const ok = Era.checkEnvelope(envelope({ "io.modelcontextprotocol/logLevel": "info" }), logLevels)
+    assert.isTrue(ok.ok)
+    if (ok.ok) {
+      assert.deepStrictEqual(ok.envelope, {
+        version: "2026-07-28",
+        capabilities: { elicitation: {} },
+        clientInfo: { name: "host", version: "1" },
+        logLevel: "info"
+      })
+    }
+    const unknown = Era.checkEnvelope(envelope({ "io.modelcontextprotocol/protocolVersion": "2099-01-01" }), logLevels)
+    assert.deepStrictEqual(unknown, {
+      ok: false,
+      error: {
+        code: -32022,
+        message: "Unsupported protocol version: 2099-01-01",
+        data: { supported: ["2026-07-28"], requested: "2099-01-01" }
+      }
+    })
+    const missing = Era.checkEnvelope({}, logLevels)
+    assert.isFalse(missing.ok)
+    if (!missing.ok) assert.deepStrictEqual(missing.error.data, { supported: ["2026-07-28"] })
+    const noCapabilities = Era.checkEnvelope(
+      envelope({ "io.modelcontextprotocol/clientCapabilities": "all" }),
+      logLevels
+    )
+    assert.isFalse(noCapabilities.ok)
+    if (!noCapabilities.ok) assert.strictEqual(noCapabilities.error.code, -32602)
+    const badLevel = Era.checkEnvelope(envelope({ "io.modelcontextprotocol/logLevel": "loud" }), logLevels)
+    assert.isFalse(badLevel.ok)
+    if (!badLevel.ok) assert.include(badLevel.error.message, "logLevel")
+  })
+
+  it("the envelope stays at the edge: children get the rest of _meta", () => {
+    assert.deepStrictEqual(withoutEnvelope({ name: "t", ...envelope({ progressToken: 7 }) }), {
+      name: "t",
+      _meta: { progressToken: 7 }
+    })
+    assert.deepStrictEqual(withoutEnvelope({ name: "t", ...envelope() }), { name: "t" })
+    assert.strictEqual(Era.forwardedMeta(undefined), undefined)
+  })
+
+  it("stamp: resultType, the cache hint and serverInfo beside the result's own _meta; the JSON splice agrees", () => {
+    const info = { name: "clawtool", version: "1" }
+    const hint = { ttlMs: 5, cacheScope: "private" as const }
+    const stamped = Era.stamp({ tools: [], _meta: { mine: 1 } }, info, hint)
+    assert.deepStrictEqual(stamped, {
+      tools: [],
+      resultType: "complete",
+      ttlMs: 5,
+      cacheScope: "private",
+      _meta: { mine: 1, "io.modelcontextprotocol/serverInfo": info }
+    })
+    // A modern child's own resultType (input_required) is kept.
+    assert.strictEqual(Era.stamp({ resultType: "input_required" }, info, undefined).resultType, "input_required")
+    assert.deepStrictEqual(JSON.parse(Era.stampJson(`{"tools":[]}`, info, hint)), {
+      resultType: "complete",
+      ttlMs: 5,
+      cacheScope: "private",
+      _meta: { "io.modelcontextprotocol/serverInfo": info },
+      tools: []
+    })
+    assert.deepStrictEqual(JSON.parse(Era.stampJson("{}", info, undefined)), {
+      resultType: "complete",
+      _meta: { "io.modelcontextprotocol/serverInfo": info }
+    })
+  })
+
+  it("the cache hint: lists short and only once settled, reads never, calls none", () => {
+    assert.deepStrictEqual(hintFor("tools/list", true), { ttlMs: listTtlMs, cacheScope: "private" })
+    assert.deepStrictEqual(hintFor("prompts/list", false), { ttlMs: 0, cacheScope: "private" })
+    assert.deepStrictEqual(hintFor("resources/read", true), { ttlMs: 0, cacheScope: "private" })
+    assert.strictEqual(hintFor("tools/call", true), undefined)
+  })
+
+  it("a listen filter: the kinds asked for, URIs once each; anything else is not a filter", () => {
+    assert.deepStrictEqual(
+      parseFilter({
+        notifications: { toolsListChanged: true, promptsListChanged: false, resourceSubscriptions: ["a", "a"] }
+      }),
+      { toolsListChanged: true, resourceSubscriptions: ["a"] }
+    )
+    assert.strictEqual(parseFilter({}), undefined)
+    assert.strictEqual(parseFilter({ notifications: { toolsListChanged: "yes" } }), undefined)
+    assert.strictEqual(parseFilter({ notifications: { resourceSubscriptions: [1] } }), undefined)
+  })
+})
+
+describe("requestState (MRTR toward modern hosts)", () => {
+  const key = Buffer.alloc(32, 7)
+
+  it("opens what clawtool sealed, until it expires", () => {
+    const state = sealState(key, "parked-1", 1_000)
+    assert.deepStrictEqual(openState(key, state, 999), { ok: true, parked: "parked-1" })
+    assert.deepStrictEqual(openState(key, state, 1_001), { ok: false, why: "has expired ([http] input_required_ttl)" })
+    assert.isAtMost(state.length, maxStateLength)
+  })
+
+  it("refuses a forged state: another key, an edited payload, garbage", () => {
+    const state = sealState(key, "parked-1", 1_000)
+    const forged = openState(Buffer.alloc(32, 8), state, 0)
+    assert.deepStrictEqual(forged, { ok: false, why: "was not issued by this clawtool (signature mismatch)" })
+    const [, mac] = state.split(".")
+    const edited = `${Buffer.from(JSON.stringify({ p: "parked-2", e: 1_000 })).toString("base64url")}.${mac}`
+    assert.isFalse(openState(key, edited, 0).ok)
+    assert.isFalse(openState(key, "not-a-state", 0).ok)
+    assert.isFalse(openState(key, 42, 0).ok)
+    assert.isFalse(openState(key, "x".repeat(maxStateLength + 1), 0).ok)
+  })
+})
