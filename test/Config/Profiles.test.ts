@@ -51,7 +51,7 @@ describe("Config: profiles, tags and tokens", () => {
     )
     assert.strictEqual(
       rejected(`${sources}[profiles.code]\ncore_tools = ["Bash", "Shell"]\n`),
-      `config /x/config.toml:7 at profiles.code.core_tools[1]: core_tools entries are Bash, Read, Edit, Write, Glob, Grep, WebFetch, WebSearch, got "Shell"`
+      `config /x/config.toml:7 at profiles.code.core_tools[1]: core_tools entries are Bash, Read, Edit, Write, Glob, Grep, WebFetch, WebSearch, RunCode, got "Shell"`
     )
     assert.strictEqual(
       rejected(`[sources.fs]\ncommand = ["a"]\ntags = ["Code"]\n`),

@@ -68,7 +68,7 @@ describe("help pages (the real command tree)", () => {
         (line) =>
           /^ {4}(\S+(?:,? \S+)*?) {2,}(\S)/.exec(line)!.index + /^ {4}\S+(?:,? \S+)*? {2,}/.exec(line)![0].length
       )
-    assert.deepStrictEqual(starts.length, 4)
+    assert.deepStrictEqual(starts.length, 5)
     assert.deepStrictEqual(new Set(starts).size, 1, options)
   })
 

@@ -59,6 +59,26 @@ describe("clawtool call (built CLI)", () => {
     assert.include(noValue.stderr, 'clawtool: --arg "timezone" is not key=value')
   })
 
+  it("--profile: the session sees that profile (a tool outside it is unknown, as to its hosts); an unknown profile exits 2 naming the known ones", async () => {
+    const config = writeConfig(`[sources.stub]\ncommand = ${stubCommand()}\n\n[profiles.adder]\ntools = ["stub.add"]\n`)
+    const added = await runCli(["call", "--config", config, "--profile", "adder", "stub__add", '{"a":1,"b":2}'])
+    assert.strictEqual(added.code, 0, added.stderr)
+    assert.include(added.stdout, "3")
+
+    const outside = await runCli(["call", "--config", config, "--profile", "adder", "stub__echo", '{"text":"x"}'])
+    assert.strictEqual(outside.code, 2)
+    assert.strictEqual(outside.stdout, "")
+    assert.include(outside.stderr, 'clawtool: unknown tool "stub__echo"')
+    // The same tool without the profile: the whole catalog.
+    const whole = await runCli(["call", "--config", config, "stub__echo", '{"text":"x"}'])
+    assert.strictEqual(whole.code, 0, whole.stderr)
+
+    const unknown = await runCli(["call", "--config", config, "--profile", "addr", "stub__add", '{"a":1,"b":2}'])
+    assert.strictEqual(unknown.code, 2)
+    assert.include(unknown.stderr, 'clawtool: no profile named "addr"')
+    assert.include(unknown.stderr, "adder")
+  })
+
   it("an error result exits 1 with its text on stderr; [trust] confirm refuses without a terminal; the call is audited; the children stop", async () => {
     const dir = tempDir("clawtool-call-")
     const pidFile = path.join(dir, "pid")

@@ -76,7 +76,11 @@ describe("JSON import: entries clawtool cannot use", () => {
     const table = runCli(dir, ["health", "--config", config])
     assert.strictEqual(table.code, 0, table.stderr)
     warnedOnce(table.stderr, "health")
-    assert.match(table.stdout, /\nweird\s+skipped\s+0\s+-\s+0\s+-\s+type "carrier-pigeon" is not stdio, http or sse\n/)
+    // ERA is "-": a skipped source never ran, so no era is known (ADR 033).
+    assert.match(
+      table.stdout,
+      /\nweird\s+skipped\s+-\s+0\s+-\s+0\s+-\s+type "carrier-pigeon" is not stdio, http or sse\n/
+    )
 
     const listed = runCli(dir, ["source", "list", "--json", "--config", config])
     assert.strictEqual(listed.code, 0, listed.stderr)

@@ -3,12 +3,13 @@ import { Console, Effect, Either, Logger, LogLevel, Option } from "effect"
 import type { CallToolResult, JsonObject } from "../../domain/Mcp.js"
 import { isJsonObject } from "../../domain/Surface.js"
 import { CallLive } from "../../layers/Main.js"
+import { Config } from "../../services/Config.js"
 import { Gateway } from "../../services/Gateway.js"
 import { Registry } from "../../services/Registry.js"
 import * as Version from "../../version.js"
 import { callArguments, resolveTool, resultText } from "../Call.js"
 import { type HostAnswer, makeLocalHost } from "../LocalHost.js"
-import { config, ExitStatus, requireSecretsFile, secrets } from "../Shared.js"
+import { checkProfile, config, ExitStatus, profile, requireSecretsFile, secrets } from "../Shared.js"
 
 const toolArg = Args.text({ name: "tool" }).pipe(
   Args.withDescription(
@@ -64,14 +65,17 @@ const answer =
  */
 export const call = Command.make(
   "call",
-  { config, secrets, json: whole, arg, tool: toolArg, arguments: argumentsArg },
+  { config, secrets, profile, json: whole, arg, tool: toolArg, arguments: argumentsArg },
   (options) =>
     Effect.gen(function* () {
       const gateway = yield* Gateway
-      const registry = yield* Registry
+      // `--profile` (issue 26): the session sees that profile's view, as `serve --profile` would; a tool outside it is
+      // unknown here too.
+      const chosen = yield* checkProfile(options.profile, (yield* Config).config)
+      const registry = (yield* Registry).viewOf(chosen)
       const interactive = process.stdin.isTTY === true && process.stderr.isTTY === true
       const host = makeLocalHost(answer(interactive))
-      yield* gateway.session(host.transport)
+      yield* gateway.session(host.transport, { profile: chosen })
       const failed = (failure: { readonly message: string }) =>
         Effect.zipRight(Console.error(`clawtool: ${failure.message}`), Effect.fail(new ExitStatus({ code: 1 })))
       yield* Effect.catchAll(
@@ -112,13 +116,12 @@ export const call = Command.make(
       if (result.isError === true) return yield* new ExitStatus({ code: 1 })
     }).pipe(
       Effect.scoped,
-      // `--profile` (issue 26) narrows what this session sees, as for serve: it goes into the location given here.
       (effect) => Effect.zipRight(requireSecretsFile(options), effect),
       Effect.provide(CallLive(options)),
       Logger.withMinimumLogLevel(LogLevel.Error)
     )
 ).pipe(
   Command.withDescription(
-    "Call one tool as a host would, through everything clawtool serve does: the config's sources and the core tools, pins, redaction, [trust] confirm (asked on a terminal) and the audit log. Prints the result's text on stdout (an error result's on stderr), or the whole result with --json. Exit 0 ok, 1 when the result is an error, 2 on usage errors (bad JSON, an unknown tool: with the close names)."
+    "Call one tool as a host would, through everything clawtool serve does: the config's sources and the core tools, pins, redaction, [trust] confirm (asked on a terminal) and the audit log; with --profile NAME, as a host of that profile. Prints the result's text on stdout (an error result's on stderr), or the whole result with --json. Exit 0 ok, 1 when the result is an error, 2 on usage errors (bad JSON, an unknown tool: with the close names)."
   )
 )

@@ -83,6 +83,13 @@ export const eraSwitch = (options: {
             wire.error(message.id, checked.error)
             return true
           }
+          // A clawtool above already serves this config (ADR 013): refused, and the era stays open, so the parent's
+          // era probe falls back to initialize and reads the same refusal there (its Recursion verdict).
+          const refusal = options.refusal()
+          if (refusal !== undefined && (typeof message.id === "string" || typeof message.id === "number")) {
+            wire.error(message.id, { code: refusal.code, message: refusal.message, data: refusal.data as JsonObject })
+            return true
+          }
           era = "modern"
           context = options.modernContext(wire)
         }
