@@ -971,6 +971,24 @@ const trustArgs = (on) => {
   return [Bundle.variants.dist, "serve", "--config", file, "--secrets", Path.join(dir, "secrets.toml")]
 }
 
+/** Sections 10 and 12: the off and on paths' summaries, their ratios and each round's, logged. */
+const onOffResult = (paths, p, perRound) => {
+  const [off, on] = paths.map((path) => summaryOf(path, p))
+  const out = {
+    plan: p,
+    off,
+    on,
+    latencyRatioP50: round(on.p50Ms / off.p50Ms),
+    throughputRatio: round(on.throughputRps / off.throughputRps),
+    perRound
+  }
+  log(
+    `  p50 ${off.p50Ms} -> ${on.p50Ms} ms (ratio ${out.latencyRatioP50}), ` +
+      `${off.throughputRps} -> ${on.throughputRps} calls/s (ratio ${out.throughputRatio})`
+  )
+  return out
+}
+
 const trust = async () => {
   const p = plan.trust
   const paths = [
@@ -996,20 +1014,7 @@ const trust = async () => {
         throughputRatio: round(row.on.rate / row.off.rate)
       })
     }
-    const [off, on] = paths.map((path) => summaryOf(path, p))
-    const out = {
-      plan: p,
-      off,
-      on,
-      latencyRatioP50: round(on.p50Ms / off.p50Ms),
-      throughputRatio: round(on.throughputRps / off.throughputRps),
-      perRound
-    }
-    log(
-      `  p50 ${off.p50Ms} -> ${on.p50Ms} ms (ratio ${out.latencyRatioP50}), ` +
-        `${off.throughputRps} -> ${on.throughputRps} calls/s (ratio ${out.throughputRatio})`
-    )
-    return out
+    return onOffResult(paths, p, perRound)
   } finally {
     await Promise.all(paths.map((path) => path.conn.close()))
   }
@@ -1055,21 +1060,6 @@ const metricsDaemon = (on) =>
     child.once("exit", (code) => reject(new Error(`daemon exited ${code}: ${stderr}`)))
   })
 
-/**
- * A path idle through the other's round: on a loaded machine the daemon's keep-alive timer (5 s) can close a pooled
- * socket before the client's (4 s) does, and the next POST on it fails ("other side closed"). Such a failure here, off
- * the measurement, drops the dead sockets; then the round starts on live ones.
- */
-const rewarm = async (path) => {
-  for (let attempt = 0; attempt < 3; attempt++) {
-    try {
-      return await throughput(path.client, path.tool, 64, plan.metrics.concurrency)
-    } catch {
-      // a pooled socket the daemon had closed: try again on fresh ones
-    }
-  }
-}
-
 const metrics = async () => {
   const p = plan.metrics
   const opened = [
@@ -1095,10 +1085,7 @@ const metrics = async () => {
     for (let r = 0; r < p.rounds; r++) {
       const order = r % 2 === 0 ? paths : [...paths].reverse()
       const row = {}
-      for (const path of order) {
-        await rewarm(path)
-        row[path.name] = await measureRound(path, p)
-      }
+      for (const path of order) row[path.name] = await measureRound(path, p)
       perRound.push({
         latencyRatio: round(row.on.p50 / row.off.p50),
         throughputRatio: round(row.on.rate / row.off.rate)
@@ -1109,20 +1096,7 @@ const metrics = async () => {
     if (!/clawtool_tool_calls_total\{source="echo",tool="echo",outcome="ok"\} [1-9]/.test(scraped)) {
       throw new Error(`metrics on: the calls are not counted:\n${scraped.slice(0, 2000)}`)
     }
-    const [off, on] = paths.map((path) => summaryOf(path, p))
-    const out = {
-      plan: p,
-      off,
-      on,
-      latencyRatioP50: round(on.p50Ms / off.p50Ms),
-      throughputRatio: round(on.throughputRps / off.throughputRps),
-      perRound
-    }
-    log(
-      `  p50 ${off.p50Ms} -> ${on.p50Ms} ms (ratio ${out.latencyRatioP50}), ` +
-        `${off.throughputRps} -> ${on.throughputRps} calls/s (ratio ${out.throughputRatio})`
-    )
-    return out
+    return onOffResult(paths, p, perRound)
   } finally {
     await Promise.all(paths.map((path) => path.conn.close()))
   }

@@ -418,6 +418,10 @@ export class Daemon extends Effect.Service<Daemon>()("clawtool/Daemon", {
         }
 
         const server = createServer(handler)
+        // Idle keep-alive sockets outlive the clients' own pools (undici keeps one 4 s): with Node's 5 s, a loaded
+        // machine's late client timer let a request go out on a socket the daemon had just closed ("other side
+        // closed"). close() still ends idle sockets at once (Node ≥ 19).
+        server.keepAliveTimeout = 65_000
         const address = yield* Effect.acquireRelease(
           Effect.async<ListenAddress, ConfigError>((resume) => {
             server.once("error", (error) =>
