@@ -63,37 +63,38 @@ export const HealthLive = (location: Location) =>
   )
 
 /**
- * `clawtool serve`: Gateway over Registry over Sources and CoreTools (the Registry's tool provider), built once (layers are memoised per graph, so the
- * Config that Telemetry reads is the one Sources uses). Telemetry is built first so every service captures
- * its tracer, and closed last so the spans of the shutdown are flushed too. The audit log (issue 25) is shared by the
- * Gateway's call paths and the Registry's health. Reload (ADR 016) shares the same Sources
- * and HostSessions by that memoisation: HostSessions is provided to both, so whichever builds Sources first sees it.
+ * The Gateway's stack under `top`: CoreTools (the Registry's tool provider), the audit log (issue 25; shared by the
+ * Gateway's call paths and the Registry's health), HostSessions, Telemetry, then `extra` (what the command adds that
+ * reads the config), the config itself and its location. Built once per graph (layers are memoised), so the Config
+ * that Telemetry reads is the one Sources uses, and Reload (ADR 016) shares the same Sources and HostSessions.
+ * Telemetry is built first so every service captures its tracer, and closed last so the shutdown's spans are flushed.
  */
-export const ServeLive = (location: Location) =>
-  Layer.merge(Gateway.Default, Reload.Default).pipe(
+const gatewayStack = <ROut, E, RIn, XOut, XE, XIn>(
+  top: Layer.Layer<ROut, E, RIn>,
+  location: Location,
+  extra: Layer.Layer<XOut, XE, XIn>
+) =>
+  top.pipe(
     Layer.provide(CoreTools.Provider),
     Layer.provide(Audit.Default),
     Layer.provide(HostSessions.Default),
     Layer.provide(TelemetryLive()),
-    Layer.provide(FromConfigLive),
-    Layer.provide(Config.Default),
-    Layer.provide(ConfigLocation.layer(location))
-  )
-
-/**
- * `clawtool call`: serve's stack (Gateway over Registry over Sources and CoreTools, the audit log, one host session)
- * for one in-process host; the Registry (the same one, by memoisation) and Config for the command's own checks.
- */
-export const CallLive = (location: Location) =>
-  Layer.mergeAll(Gateway.Default, Registry.Default).pipe(
-    Layer.provide(CoreTools.Provider),
-    Layer.provide(Audit.Default),
-    Layer.provide(HostSessions.Default),
-    Layer.provide(TelemetryLive()),
+    Layer.provide(extra),
     Layer.provide(FromConfigLive),
     Layer.provideMerge(Config.Default),
     Layer.provide(ConfigLocation.layer(location))
   )
+
+/** `clawtool serve` over stdio only (the library's entry; the CLI's serve is DaemonLive). */
+export const ServeLive = (location: Location) =>
+  gatewayStack(Layer.merge(Gateway.Default, Reload.Default), location, Layer.empty)
+
+/**
+ * `clawtool call`: serve's stack for one in-process host; the Registry (the same one, by memoisation) and Config for
+ * the command's own checks.
+ */
+export const CallLive = (location: Location) =>
+  gatewayStack(Layer.merge(Gateway.Default, Registry.Default), location, Layer.empty)
 
 /** `serve --listen` or `[http] listen`: the address to serve HTTP on; none means stdio. */
 export const listenAddress = (flag: Option.Option<string>) =>
@@ -132,14 +133,8 @@ const MetricsLive = (flag: Option.Option<string>) =>
  * (ADR 016) shares the same Sources and HostSessions, as in ServeLive.
  */
 export const DaemonLive = (location: Location, listen: Option.Option<string>) =>
-  Layer.mergeAll(Gateway.Default, Daemon.Default, Reload.Default).pipe(
-    Layer.provide(MetricsLive(listen)),
-    Layer.provide(CoreTools.Provider),
-    Layer.provide(Audit.Default),
-    Layer.provide(HostSessions.Default),
-    Layer.provide(TelemetryLive()),
-    Layer.provide(SharedHostsLive(listen)),
-    Layer.provide(FromConfigLive),
-    Layer.provideMerge(Config.Default),
-    Layer.provide(ConfigLocation.layer(location))
+  gatewayStack(
+    Layer.mergeAll(Gateway.Default, Daemon.Default, Reload.Default).pipe(Layer.provide(MetricsLive(listen))),
+    location,
+    SharedHostsLive(listen)
   )
