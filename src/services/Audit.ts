@@ -7,7 +7,7 @@ import { Config, type Env, ProcessEnv } from "./Config.js"
 import { Redaction } from "./Redaction.js"
 import { AuditBuffer } from "./Trust/AuditBuffer.js"
 import * as AuditFile from "./Trust/AuditFile.js"
-import { type AuditCall, droppedLine, encode, type Redactor } from "./Trust/AuditLine.js"
+import { type AuditCall, droppedLine, format, type Redactor } from "./Trust/AuditLine.js"
 
 /** `[audit] path`, relative to the config file's folder; default `audit.jsonl` in the state folder. */
 export const auditPath = (settings: AuditConfig, configFile: string, env: Env): string =>
@@ -102,7 +102,7 @@ export const make = Effect.fn("Audit.make")(function* (
     recorded = []
     for (const call of calls) {
       try {
-        encode(call, settings.args, redact, pending)
+        pending.add(format(call, settings.args, redact) + "\n")
       } catch {
         dropped++ // unreachable for parsed JSON arguments; a line that cannot be made is counted, never thrown here
       }
@@ -123,7 +123,7 @@ export const make = Effect.fn("Audit.make")(function* (
 
   const write = Effect.gen(function* () {
     const lost = dropped - reported
-    if (lost > 0) pending.line(droppedLine(yield* Clock.currentTimeMillis, lost) + "\n")
+    if (lost > 0) pending.add(droppedLine(yield* Clock.currentTimeMillis, lost) + "\n")
     const batch = pending.take()
     if (batch.bytes === 0) return
     const written = yield* Effect.either(Effect.tryPromise(() => sink.append(batch.chunks)))

@@ -1,10 +1,10 @@
 /*
  * The audit log's lines waiting for the writer (issue 25, docs/decisions/029): their UTF-8 bytes in reused buffers,
- * which live outside the JavaScript heap, written field by field (AuditLine.encode) without a string per line. The
- * writer appends once per 100 ms (a group commit), and a call record or a line string held that long outlives two
- * young-generation collections and is promoted to the old generation; bench section 10 measured that copying and the
- * collections as most of what the audit log cost a call, and the strings a line was concatenated from as most of what
- * it still allocated. Bytes in a buffer cost the collector nothing, however long they wait.
+ * which live outside the JavaScript heap. The writer appends once per 100 ms (a group commit), and a call record or a
+ * line string held that long outlives two young-generation collections and is promoted to the old generation; bench
+ * section 10 measured that copying and the collections as most of what the audit log cost a call. A line's string
+ * dies young (it is written here in the turn it was made); bytes in a buffer cost the collector nothing, however long
+ * they wait.
  */
 
 /** Bytes per buffer; a longer line (`args = "full"` with large arguments) gets a buffer of its own. */
@@ -30,76 +30,21 @@ export class AuditBuffer {
   private used = 0
   private readonly spare: Array<Buffer> = []
 
-  /**
-   * Starts a line of at most `bytes` bytes (an upper bound: the writes that follow never check for room). A line
-   * longer than a buffer gets one of its own.
-   */
-  begin(bytes: number): void {
-    if (this.current.length - this.used >= bytes) return
-    this.seal()
-    if (bytes > chunkBytes) {
-      this.current = Buffer.allocUnsafeSlow(bytes)
-      return
-    }
-    this.current = this.spare.pop() ?? Buffer.allocUnsafeSlow(chunkBytes)
-    this.owned.push(this.current)
-  }
-
-  /** Ends the line begun (the caller wrote its newline). */
-  end(): void {
+  /** Appends a line (its newline included) as UTF-8. */
+  add(line: string): void {
     this.lines++
-    // A buffer of its own is not filled further: the next line takes a shared one.
-    if (this.current.length > chunkBytes) this.seal()
-  }
-
-  /** A whole line of text (its newline included). */
-  line(text: string): void {
-    this.begin(text.length * 3)
-    this.utf8(text)
-    this.end()
-  }
-
-  /** Text known to be ASCII (keys, digits, hex): copied a character at a time, nothing allocated. */
-  ascii(text: string): void {
-    const buffer = this.current
-    let at = this.used
-    for (let i = 0; i < text.length; i++) buffer[at++] = text.charCodeAt(i)
-    this.used = at
-  }
-
-  /** Any text, as UTF-8 (at most 3 bytes per UTF-16 unit). */
-  utf8(text: string): void {
-    this.used += this.current.write(text, this.used)
-  }
-
-  /** `text` as a JSON string (at most 6 bytes per UTF-16 unit, plus quotes): JSON.stringify's output, byte for byte. */
-  json(text: string): void {
-    const buffer = this.current
-    let at = this.used
-    buffer[at++] = 0x22
-    for (let i = 0; i < text.length; i++) {
-      const code = text.charCodeAt(i)
-      // Controls, quote, backslash and anything past ASCII (surrogates are escaped when lone): JSON.stringify's own.
-      if (code < 0x20 || code === 0x22 || code === 0x5c || code > 0x7f) return this.utf8(JSON.stringify(text))
-      buffer[at++] = code
+    const room = this.current.length - this.used
+    // A UTF-16 code unit is at most 3 bytes of UTF-8: the exact count is only needed near a buffer's end.
+    if (room < line.length * 3 && room < Buffer.byteLength(line)) {
+      this.seal()
+      if (Buffer.byteLength(line) > chunkBytes) {
+        this.filled.push(Buffer.from(line))
+        return
+      }
+      this.current = this.spare.pop() ?? Buffer.allocUnsafeSlow(chunkBytes)
+      this.owned.push(this.current)
     }
-    buffer[at++] = 0x22
-    this.used = at
-  }
-
-  /** A non-negative integer below 2^53 in decimal; anything else as String() writes it. */
-  integer(value: number): void {
-    if (!(Number.isSafeInteger(value) && value >= 0)) return this.ascii(String(value))
-    const buffer = this.current
-    let digits = 1
-    for (let rest = value; rest >= 10; rest = Math.floor(rest / 10)) digits++
-    let at = this.used + digits
-    this.used = at
-    let rest = value
-    do {
-      buffer[--at] = 0x30 + (rest % 10)
-      rest = Math.floor(rest / 10)
-    } while (rest > 0)
+    this.used += this.current.write(line, this.used)
   }
 
   /** Everything added since the last take, in order. */

@@ -2,7 +2,6 @@ import * as Crypto from "node:crypto"
 import { Either, Schema } from "effect"
 import type { CallError } from "../../domain/Errors.js"
 import type { JsonObject } from "../../domain/Mcp.js"
-import { AuditBuffer } from "./AuditBuffer.js"
 
 /*
  * One line of the audit log (issue 25, `[audit]`, docs/decisions/029): what a call path hands over (references and
@@ -65,109 +64,51 @@ const sha256: (text: string) => string =
     ? (text) => Crypto.hash("sha256", text, "hex")
     : (text) => Crypto.createHash("sha256").update(text).digest("hex")
 
-// The ISO time's date and second, kept while the lines fall in the same second (toISOString per line was a third of
-// the line's cost).
+// The ISO time's date and second, kept while the lines of a batch fall in the same second (toISOString per line is a
+// third of the line's cost).
 let isoSecond = Number.NaN
 let isoPrefix = ""
-const isoPrefixOf = (second: number): string => {
+const isoTime = (at: number): string => {
+  const ms = Math.floor(at)
+  const second = Math.floor(ms / 1000)
   if (second !== isoSecond) {
     isoSecond = second
     isoPrefix = new Date(second * 1000).toISOString().slice(0, -4) // "2026-01-02T03:04:05." (".000Z" cut)
   }
-  return isoPrefix
+  return `${isoPrefix}${String(ms - second * 1000).padStart(3, "0")}Z`
 }
 
 const finite = (value: number) => (Number.isFinite(value) ? value : 0)
 
-/** `value` rounded to hundredths, as String() writes it (digits written for the common range, nothing allocated). */
-const hundredths = (out: AuditBuffer, value: number) => {
-  const scaled = Math.round(value * 100)
-  if (!(Number.isSafeInteger(scaled) && scaled >= 0 && scaled < 1e15)) return out.ascii(String(finite(scaled / 100)))
-  const fraction = scaled % 100
-  out.integer((scaled - fraction) / 100)
-  if (fraction === 0) return
-  out.ascii(".")
-  if (fraction % 10 === 0) return out.integer(fraction / 10)
-  if (fraction < 10) out.ascii("0")
-  out.integer(fraction)
-}
-
-/** An optional string field: left out when absent. */
-const field = (out: AuditBuffer, key: string, value: string | undefined) => {
-  if (value === undefined) return
-  out.ascii(key)
-  out.json(value)
-}
-
-/** The length of a string field that may be absent. */
-const lengthOf = (value: string | undefined) => (value === undefined ? 0 : value.length)
 /**
- * Writes the line and its newline into `out`, field by field: nothing is built for it but the arguments' JSON and
- * their hash. The arguments are their JSON as the host sent them (JSON.stringify of what its request parsed to: the
- * host's key order, no whitespace; absent arguments are `{}`). `none`: that JSON's SHA-256 (hex) only; `redacted`: the
- * arguments with every secret `redact` knows replaced; `full`: as sent. Every string is written as JSON.stringify
- * writes it, which escapes control characters, so nothing a source or host named can forge or hide a line (CWE-117).
+ * The line (without its newline), written as text: no object is built for it. The arguments are their JSON as the host
+ * sent them (JSON.stringify of what its request parsed to: the host's key order, no whitespace; absent arguments are
+ * `{}`). `none`: that JSON's SHA-256 (hex) only; `redacted`: the arguments with every secret `redact` knows replaced;
+ * `full`: as sent. Every string goes through JSON.stringify, which escapes control characters, so nothing a source or
+ * host named can forge or hide a line (CWE-117).
  */
-export const encode = (call: AuditCall, mode: ArgsMode, redact: Redactor | undefined, out: AuditBuffer): void => {
-  const args = JSON.stringify(call.arguments ?? {})
-  const shown =
-    mode === "full" ? args : mode === "redacted" && redact !== undefined ? redactedArgs(args, redact) : undefined
-  // Everything that could throw comes before the first byte is written: a line is written whole or not at all.
-  const hash = shown === undefined ? sha256(args) : ""
-  // An upper bound: 6 bytes per character of a JSON string (\u001b), 3 of UTF-8, the rest under 512.
-  const names =
-    call.tool.length +
-    lengthOf(call.session) +
-    lengthOf(call.client) +
-    lengthOf(call.profile) +
-    lengthOf(call.token) +
-    lengthOf(call.instance) +
-    lengthOf(call.traceId) +
-    lengthOf(call.via)
-  out.begin(512 + 6 * names + (shown === undefined ? 0 : 3 * shown.length))
-  const ms = Math.floor(call.at)
-  const second = Math.floor(ms / 1000)
-  out.ascii(`{"time":"`)
-  out.ascii(isoPrefixOf(second))
-  const milli = ms - second * 1000
-  if (milli < 100) out.ascii(milli < 10 ? "00" : "0")
-  out.integer(milli)
-  out.ascii(`Z"`)
-  field(out, `,"session":`, call.session)
-  field(out, `,"client":`, call.client)
-  field(out, `,"profile":`, call.profile)
-  field(out, `,"token":`, call.token)
-  field(out, `,"instance":`, call.instance)
-  out.ascii(`,"tool":`)
-  out.json(call.tool)
-  out.ascii(`,"outcome":"`)
-  out.ascii(call.outcome)
-  out.ascii(`","duration_ms":`)
-  hundredths(out, call.durationMs)
-  out.ascii(`,"bytes_in":`)
-  out.integer(Buffer.byteLength(args))
-  out.ascii(`,"bytes_out":`)
-  out.integer(finite(call.bytesOut))
-  field(out, `,"trace_id":`, call.traceId)
-  field(out, `,"via":`, call.via)
-  if (shown === undefined) {
-    out.ascii(`,"args_sha256":"`)
-    out.ascii(hash)
-    out.ascii(`"}\n`)
-  } else {
-    out.ascii(`,"args":`)
-    out.utf8(shown)
-    out.ascii(`}\n`)
-  }
-  out.end()
-}
-
-/** The line (without its newline) as text: `encode`'s bytes. */
 export const format = (call: AuditCall, mode: ArgsMode, redact: Redactor | undefined): string => {
-  const out = new AuditBuffer()
-  encode(call, mode, redact, out)
-  const text = Buffer.concat(out.take().chunks).toString()
-  return text.slice(0, -1)
+  const args = JSON.stringify(call.arguments ?? {})
+  const argsField =
+    mode === "full"
+      ? `"args":${args}`
+      : mode === "redacted" && redact !== undefined
+        ? `"args":${redactedArgs(args, redact)}`
+        : `"args_sha256":"${sha256(args)}"`
+  return (
+    `{"time":"${isoTime(call.at)}"` +
+    (call.session === undefined ? "" : `,"session":${JSON.stringify(call.session)}`) +
+    (call.client === undefined ? "" : `,"client":${JSON.stringify(call.client)}`) +
+    (call.profile === undefined ? "" : `,"profile":${JSON.stringify(call.profile)}`) +
+    (call.token === undefined ? "" : `,"token":${JSON.stringify(call.token)}`) +
+    (call.instance === undefined ? "" : `,"instance":${JSON.stringify(call.instance)}`) +
+    `,"tool":${JSON.stringify(call.tool)},"outcome":"${call.outcome}"` +
+    `,"duration_ms":${finite(Math.round(call.durationMs * 100) / 100)}` +
+    `,"bytes_in":${Buffer.byteLength(args)},"bytes_out":${finite(call.bytesOut)}` +
+    (call.traceId === undefined ? "" : `,"trace_id":${JSON.stringify(call.traceId)}`) +
+    (call.via === undefined ? "" : `,"via":${JSON.stringify(call.via)}`) +
+    `,${argsField}}`
+  )
 }
 
 /** The redacted JSON when it is still JSON; a redactor that broke it leaves the redacted text as a JSON string. */
