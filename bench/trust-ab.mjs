@@ -3,7 +3,7 @@
 // against them off) over any number of builds, side by side in one sitting, for a machine too busy for run.mjs's
 // three rounds: each path's clawtool CPU per call is taken per round (c=1 then c=32 calls), and the median and the
 // minimum over the rounds are printed beside the total (a round slowed by a neighbour moves the total, not the median).
-//   node bench/trust-ab.mjs [--rounds N] NAME=DIST_MAIN[:on|:off] ...
+//   node bench/trust-ab.mjs [--rounds N] NAME=DIST_MAIN[:on|:off|:redact|:audit] ...
 //   e.g. cp -r dist bench/.out/before  (then change, npm run build)
 //        node bench/trust-ab.mjs --rounds 8 before-off=bench/.out/before/main.js:off before-on=bench/.out/before/main.js:on \
 //          off=dist/main.js:off on=dist/main.js:on
@@ -17,15 +17,20 @@ const at = argv.indexOf("--rounds")
 const rounds = at === -1 ? 8 : Number(argv[at + 1])
 const specs = argv.filter((arg, i) => arg.includes("=") && i !== at + 1)
 if (specs.length === 0) {
-  console.error("usage: node bench/trust-ab.mjs [--rounds N] NAME=DIST_MAIN[:on|:off] ...")
+  console.error("usage: node bench/trust-ab.mjs [--rounds N] NAME=DIST_MAIN[:on|:off|:redact|:audit] ...")
   process.exit(2)
 }
 const sequential = 1500
 const concurrent = 4000
 const concurrency = 32
 
-/** The config of run.mjs's section 10 (`on`: every default, the audit log in the run's folder; `off`: all off). */
-const args = (name, entry, on) => {
+/**
+ * The config of run.mjs's section 10 (`on`: every default, the audit log in the run's folder; `off`: all off), or one
+ * part of it alone, to tell where the cost is (`redact`: redaction only; `audit`: the audit log only).
+ */
+const args = (name, entry, mode) => {
+  const redact = mode === "on" || mode === "redact"
+  const audit = mode === "on" || mode === "audit"
   const dir = Path.join(tmp(), `ab-${name}`)
   mkdirSync(dir, { recursive: true })
   const secrets = Array.from({ length: 50 }, (_, i) => [
@@ -44,10 +49,11 @@ const args = (name, entry, on) => {
     "",
     "[trust]",
     `pins = ${JSON.stringify(Path.join(dir, "clawtool.lock"))}`,
-    on ? "" : `on_change = "allow"\nredact_secrets = false`,
+    mode === "on" ? "" : `on_change = "allow"`,
+    redact ? "" : "redact_secrets = false",
     "",
     "[audit]",
-    on ? `path = ${JSON.stringify(Path.join(dir, "audit.jsonl"))}` : "enabled = false",
+    audit ? `path = ${JSON.stringify(Path.join(dir, "audit.jsonl"))}` : "enabled = false",
     ""
   ].join("\n")
   writeFileSync(Path.join(dir, "config.toml"), config)
@@ -89,7 +95,7 @@ try {
   for (const spec of specs) {
     const [name, target] = [spec.slice(0, spec.indexOf("=")), spec.slice(spec.indexOf("=") + 1)]
     const [entry, mode = "on"] = target.split(":")
-    const conn = await open(args(name, entry, mode === "on"), name)
+    const conn = await open(args(name, entry, mode), name)
     paths.push({ name, conn, cpuMs: 0, calls: 0, perRound: [], p50s: [], rates: [] })
   }
   for (const path of paths) {

@@ -26,6 +26,11 @@ const call = (tool: string): AuditCall => ({
 
 const settings = new AuditConfig({})
 
+/** What one append wrote, as text. */
+const textOf = (chunks: ReadonlyArray<Uint8Array>) => Buffer.concat(chunks).toString()
+/** Lines as the file's append takes them. */
+const bytes = (text: string) => [Buffer.from(text)]
+
 describe("Audit", () => {
   it.scoped("with flushEvery, calls only enqueue: the lines queued during the pause go out in one append", () =>
     Effect.gen(function* () {
@@ -35,7 +40,7 @@ describe("Audit", () => {
         file: "/nowhere/audit.jsonl",
         redact: undefined,
         flushEvery: Duration.millis(100),
-        sink: { append: async (text) => void written.push(text) }
+        sink: { append: async (chunks) => void written.push(textOf(chunks)) }
       })
       const recorder = log.recorder(undefined, () => "test-host")!
       const settle = Effect.promise(() => new Promise((resolve) => setImmediate(resolve)))
@@ -69,8 +74,8 @@ describe("Audit", () => {
           redact: undefined,
           // The writer is stalled on its first write until the test releases it.
           sink: {
-            append: async (text) => {
-              written.push(text)
+            append: async (chunks) => {
+              written.push(textOf(chunks))
               Deferred.unsafeDone(taken, Effect.void)
               await stalled
             }
@@ -143,7 +148,7 @@ describe("Audit", () => {
         const file = path.join(dir, "audit.jsonl")
         const log = AuditFile.open(file, { maxBytes: 100, keep: 2 })
         // 40-byte lines: two fit in 100 bytes, the third rotates.
-        for (let i = 0; i < 9; i++) yield* Effect.promise(() => log.append(`${String(i).padStart(39, "x")}\n`))
+        for (let i = 0; i < 9; i++) yield* Effect.promise(() => log.append(bytes(`${String(i).padStart(39, "x")}\n`)))
         yield* Effect.promise(log.close)
         assert.deepStrictEqual(fs.readdirSync(dir).sort(), ["audit.jsonl", "audit.jsonl.1", "audit.jsonl.2"])
         const lastOf = (name: string) =>
@@ -169,7 +174,7 @@ describe("Audit", () => {
       const dir = tempDir()
       const file = path.join(dir, "audit.jsonl")
       const log = AuditFile.open(file, { maxBytes: 100, keep: 0 })
-      for (let i = 0; i < 5; i++) yield* Effect.promise(() => log.append(`${String(i).padStart(39, "x")}\n`))
+      for (let i = 0; i < 5; i++) yield* Effect.promise(() => log.append(bytes(`${String(i).padStart(39, "x")}\n`)))
       yield* Effect.promise(log.close)
       assert.deepStrictEqual(fs.readdirSync(dir), ["audit.jsonl"])
       assert.strictEqual(fs.readFileSync(file, "utf8"), `${"4".padStart(39, "x")}\n`)

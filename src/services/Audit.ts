@@ -1,10 +1,11 @@
-import { Clock, Duration, Effect, Fiber, Queue, type Scope } from "effect"
+import { Clock, Duration, Effect, Fiber, type Scope } from "effect"
 import * as Path from "node:path"
 import type { AuditConfig } from "../domain/Config/Trust.js"
 import { auditRow, type HealthRow } from "../domain/Health.js"
 import { stateDir } from "../paths.js"
 import { Config, type Env, ProcessEnv } from "./Config.js"
 import { Redaction } from "./Redaction.js"
+import { AuditBuffer } from "./Trust/AuditBuffer.js"
 import * as AuditFile from "./Trust/AuditFile.js"
 import { type AuditCall, droppedLine, format, type Redactor } from "./Trust/AuditLine.js"
 
@@ -31,8 +32,6 @@ export interface AuditRecorder {
 
 /** Lines waiting for the writer; past this, lines are dropped (and counted), never waited for. */
 export const defaultCapacity = 4096
-/** Lines the writer takes per write. */
-const batchSize = 256
 
 /** The running audit. */
 export interface AuditLog {
@@ -69,8 +68,9 @@ const describe = (cause: unknown) => {
 }
 
 /**
- * The audit log's queue and writer (scoped): `recorder` hands each session a synchronous offer, one writer fiber turns
- * what is queued into lines and appends them in batches. Nothing on a call's path waits for the file: a full queue
+ * The audit log's queue and writer (scoped): `recorder` hands each session a synchronous offer; the calls recorded in
+ * one turn of the event loop are made into lines at its end, as bytes outside the heap (Trust/AuditBuffer.ts), and one
+ * writer fiber appends what has gathered. Nothing on a call's path waits for the file: a full queue
  * drops the line and counts it (a `{"dropped": N}` line follows once there is room, and Health shows the count); a
  * file that cannot be written is warned about once and shown in Health, and calls go on. Lines still queued at
  * shutdown are written before the file closes.
@@ -87,49 +87,72 @@ export const make = Effect.fn("Audit.make")(function* (
       `audit: args = "redacted" needs [trust] redact_secrets = true; writing the arguments' hash only`
     )
   }
-  const queue = yield* Queue.dropping<AuditCall>(options.capacity ?? defaultCapacity)
+  const capacity = options.capacity ?? defaultCapacity
+  const pending = new AuditBuffer()
+  /** What was recorded in this turn of the event loop: made into lines at its end, after the turn's answers. */
+  let recorded: Array<AuditCall> = []
   let dropped = 0
   let reported = 0
   let problem: string | undefined
   let warned = false
+  const ready = yield* Effect.makeLatch(false)
 
-  const record = (call: AuditCall) => {
-    if (!queue.unsafeOffer(call)) dropped++
+  const toLines = () => {
+    const calls = recorded
+    recorded = []
+    for (const call of calls) {
+      try {
+        pending.add(format(call, settings.args, redact) + "\n")
+      } catch {
+        dropped++ // unreachable for parsed JSON arguments; a line that cannot be made is counted, never thrown here
+      }
+    }
+    ready.unsafeOpen()
   }
 
-  const write = (batch: Iterable<AuditCall>) =>
-    Effect.gen(function* () {
-      let text = ""
-      for (const call of batch) text += format(call, settings.args, redact) + "\n"
-      const lost = dropped - reported
-      if (lost > 0) text += droppedLine(yield* Clock.currentTimeMillis, lost) + "\n"
-      if (text === "") return
-      const written = yield* Effect.either(Effect.tryPromise(() => sink.append(text)))
-      if (written._tag === "Right") {
-        reported += lost
-        problem = undefined
-        return
-      }
-      problem = describe(written.left)
-      if (warned) return
-      warned = true
-      yield* Effect.logWarning(`audit: cannot write ${file} (${problem}); calls go on without being audited`)
-    }).pipe(Effect.uninterruptible)
+  const record = (call: AuditCall) => {
+    if (recorded.length + pending.lines >= capacity) {
+      dropped++
+      return
+    }
+    // One microtask per turn: queued after the answer's own write (the relay answers before it records), so the
+    // host's answer never waits for its line.
+    if (recorded.length === 0) queueMicrotask(toLines)
+    recorded.push(call)
+  }
+
+  const write = Effect.gen(function* () {
+    const lost = dropped - reported
+    if (lost > 0) pending.add(droppedLine(yield* Clock.currentTimeMillis, lost) + "\n")
+    const batch = pending.take()
+    if (batch.bytes === 0) return
+    const written = yield* Effect.either(Effect.tryPromise(() => sink.append(batch.chunks)))
+    batch.release()
+    if (written._tag === "Right") {
+      reported += lost
+      problem = undefined
+      return
+    }
+    problem = describe(written.left)
+    if (warned) return
+    warned = true
+    yield* Effect.logWarning(`audit: cannot write ${file} (${problem}); calls go on without being audited`)
+  }).pipe(Effect.uninterruptible)
 
   const flushEvery = options.flushEvery ?? Duration.zero
-  // After a pause every queued line is taken at once (up to the queue's size), so the pause never caps the rate.
-  const takeAndWrite = Effect.flatMap(
-    Queue.takeBetween(queue, 1, Duration.isZero(flushEvery) ? batchSize : Number.MAX_SAFE_INTEGER),
-    write
+  // Waits for a line, writes every line there is, then pauses: what is recorded during the write and the pause goes
+  // out in the next append, so the pause never caps the rate.
+  const writeAndPause = Effect.zipRight(
+    Effect.zipRight(ready.await, Effect.zipRight(ready.close, write)),
+    Duration.isZero(flushEvery) ? Effect.void : Effect.sleep(flushEvery)
   )
-  const writer = yield* Effect.forkScoped(
-    Effect.forever(Duration.isZero(flushEvery) ? takeAndWrite : Effect.zipLeft(takeAndWrite, Effect.sleep(flushEvery)))
-  )
+  const writer = yield* Effect.forkScoped(Effect.forever(writeAndPause))
   // Disconnected: a write that hangs (a stalled disk) cannot hold the shutdown past the timeout.
   yield* Effect.addFinalizer(() =>
     Effect.gen(function* () {
       yield* Fiber.interrupt(writer)
-      yield* write(yield* Queue.takeAll(queue))
+      if (recorded.length > 0) toLines()
+      yield* write
       if (sink.close !== undefined) yield* Effect.promise(sink.close)
     }).pipe(Effect.disconnect, Effect.timeout("2 seconds"), Effect.ignore)
   )

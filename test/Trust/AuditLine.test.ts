@@ -4,8 +4,10 @@
 import { assert, describe, it } from "@effect/vitest"
 import { assertLeft, assertRight } from "@effect/vitest/utils"
 import { Either } from "effect"
+import fc from "fast-check"
 import { createHash } from "node:crypto"
 import { CallError } from "../../src/domain/Errors.js"
+import { AuditBuffer, chunkBytes } from "../../src/services/Trust/AuditBuffer.js"
 import * as AuditLine from "../../src/services/Trust/AuditLine.js"
 
 const failed = (reason: CallError["reason"]) => new CallError({ tool: "gh.delete_repo", reason, detail: "why" })
@@ -112,6 +114,99 @@ describe("AuditLine", () => {
     assert.notProperty(line, "client")
     assert.notProperty(line, "instance")
     assert.strictEqual(line.bytes_in, Buffer.byteLength(JSON.stringify(call.arguments)))
+  })
+
+  it("the line is JSON.stringify's of its fields in order, for any names, times, numbers and arguments", () => {
+    // Names with controls, quotes, backslashes, non-ASCII and lone surrogates; times past 2038 and fractional; durations
+    // of every size (and NaN); arguments long enough that a line outgrows a buffer.
+    const tricky = fc.constantFrom(
+      '"',
+      "\\",
+      "\n",
+      "\u0000",
+      "\u001b",
+      "\u007f",
+      "é",
+      "\u2028",
+      "😀",
+      "\ud800",
+      "\udc00",
+      "a",
+      "Z"
+    )
+    const name = fc.oneof(fc.string({ unit: "binary", maxLength: 40 }), fc.string({ unit: tricky, maxLength: 12 }))
+    const optionalName = fc.option(name, { nil: undefined })
+    const record = fc.record({
+      at: fc.oneof(fc.integer({ min: 0, max: 8.64e15 }), fc.double({ min: 0, max: 4e12, noNaN: true })),
+      durationMs: fc.oneof(
+        fc.double({ noDefaultInfinity: false }),
+        fc.integer({ min: 0, max: 1e9 }).map((n) => n / 1000)
+      ),
+      session: optionalName,
+      client: optionalName,
+      profile: optionalName,
+      token: optionalName,
+      instance: optionalName,
+      tool: name,
+      outcome: fc.constantFrom(...AuditLine.outcomes),
+      arguments: fc.option(fc.dictionary(name, fc.jsonValue({ maxDepth: 2 })), { nil: undefined }),
+      bytesOut: fc.oneof(fc.nat(), fc.double()),
+      traceId: optionalName,
+      via: optionalName
+    })
+    const mode = fc.constantFrom<AuditLine.ArgsMode>("none", "redacted", "full")
+    // Keeps the JSON valid: Z is in no literal, number or escape.
+    const redact = (text: string) => text.replaceAll("Z", "[R]")
+    fc.assert(
+      fc.property(record, mode, (call, mode) => {
+        const args = JSON.stringify(call.arguments ?? {})
+        const expected = JSON.stringify({
+          time: new Date(call.at).toISOString(),
+          session: call.session,
+          client: call.client,
+          profile: call.profile,
+          token: call.token,
+          instance: call.instance,
+          tool: call.tool,
+          outcome: call.outcome,
+          duration_ms: Number.isFinite(Math.round(call.durationMs * 100)) ? Math.round(call.durationMs * 100) / 100 : 0,
+          bytes_in: Buffer.byteLength(args),
+          bytes_out: Number.isFinite(call.bytesOut) ? call.bytesOut : 0,
+          trace_id: call.traceId,
+          via: call.via,
+          ...(mode === "none"
+            ? { args_sha256: createHash("sha256").update(args).digest("hex") }
+            : { args: JSON.parse(mode === "full" ? args : redact(args)) })
+        })
+        assert.strictEqual(AuditLine.format(call, mode, redact), expected)
+      }),
+      { numRuns: 2000 }
+    )
+  })
+
+  it("lines share a buffer until it is full; a line longer than a buffer gets its own; every byte comes back in order", () => {
+    const out = new AuditBuffer()
+    const long = { ...call, arguments: { text: "x".repeat(chunkBytes * 2) } }
+    const calls = [...Array.from({ length: 300 }, (_, i) => ({ ...call, tool: `t${i}é` })), long, call, long, long]
+    const line = (each: AuditLine.AuditCall, mode: AuditLine.ArgsMode) => `${AuditLine.format(each, mode, undefined)}\n`
+    for (const each of calls) out.add(line(each, "full"))
+    assert.strictEqual(out.lines, calls.length)
+    const batch = out.take()
+    assert.strictEqual(out.lines, 0)
+    const text = Buffer.concat(batch.chunks).toString()
+    assert.strictEqual(batch.bytes, Buffer.byteLength(text))
+    assert.deepStrictEqual(
+      text.trimEnd().split("\n"),
+      calls.map((each) => AuditLine.format(each, "full", undefined))
+    )
+    // Released buffers are reused: nothing of the batch is overwritten before release, and the next batch is intact.
+    out.add(line(call, "none"))
+    assert.strictEqual(Buffer.concat(batch.chunks).toString(), text)
+    batch.release()
+    for (let i = 0; i < 300; i++) out.add(line(call, "none"))
+    const next = Buffer.concat(out.take().chunks).toString().trimEnd().split("\n")
+    assert.strictEqual(next.length, 301)
+    for (const line of next) assert.strictEqual(line, AuditLine.format(call, "none", undefined))
   })
 
   it("parse: a line written reads back; a dropped line too; anything else is not an audit line", () => {

@@ -7,8 +7,8 @@ import * as Path from "node:path"
  * Asynchronous only: the writer shares the event loop with the calls it records.
  */
 export interface AuditFile {
-  /** Appends whole lines; a failure leaves the file closed, and the next append opens it again. */
-  readonly append: (text: string) => Promise<void>
+  /** Appends whole lines (UTF-8); a failure leaves the file closed, and the next append opens it again. */
+  readonly append: (chunks: ReadonlyArray<Uint8Array>) => Promise<void>
   readonly close: () => Promise<void>
 }
 
@@ -53,8 +53,9 @@ export const open = (file: string, options: { readonly maxBytes: number; readonl
   }
 
   return {
-    append: async (text) => {
-      const bytes = Buffer.byteLength(text)
+    append: async (chunks) => {
+      let bytes = 0
+      for (const chunk of chunks) bytes += chunk.length
       try {
         handle ??= await openNow()
         if (size > 0 && size + bytes > options.maxBytes) {
@@ -62,7 +63,7 @@ export const open = (file: string, options: { readonly maxBytes: number; readonl
           await rotate()
           handle = await openNow()
         }
-        await handle.write(text)
+        await handle.writev(chunks)
         size += bytes
       } catch (error) {
         await closeNow()

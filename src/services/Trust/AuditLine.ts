@@ -73,9 +73,21 @@ const isoTime = (at: number): string => {
   const second = Math.floor(ms / 1000)
   if (second !== isoSecond) {
     isoSecond = second
-    isoPrefix = new Date(second * 1000).toISOString().slice(0, 20) // "2026-01-02T03:04:05."
+    isoPrefix = new Date(second * 1000).toISOString().slice(0, -4) // "2026-01-02T03:04:05." (".000Z" cut)
   }
   return `${isoPrefix}${String(ms - second * 1000).padStart(3, "0")}Z`
+}
+
+// The JSON of the names a line repeats (session, client, instance, tool, …), made once per name, not per line.
+const quotedNames = new Map<string, string>()
+const quoted = (name: string): string => {
+  let json = quotedNames.get(name)
+  if (json === undefined) {
+    if (quotedNames.size >= 1024) quotedNames.clear()
+    json = JSON.stringify(name)
+    quotedNames.set(name, json)
+  }
+  return json
 }
 
 const finite = (value: number) => (Number.isFinite(value) ? value : 0)
@@ -97,16 +109,16 @@ export const format = (call: AuditCall, mode: ArgsMode, redact: Redactor | undef
         : `"args_sha256":"${sha256(args)}"`
   return (
     `{"time":"${isoTime(call.at)}"` +
-    (call.session === undefined ? "" : `,"session":${JSON.stringify(call.session)}`) +
-    (call.client === undefined ? "" : `,"client":${JSON.stringify(call.client)}`) +
-    (call.profile === undefined ? "" : `,"profile":${JSON.stringify(call.profile)}`) +
-    (call.token === undefined ? "" : `,"token":${JSON.stringify(call.token)}`) +
-    (call.instance === undefined ? "" : `,"instance":${JSON.stringify(call.instance)}`) +
-    `,"tool":${JSON.stringify(call.tool)},"outcome":"${call.outcome}"` +
+    (call.session === undefined ? "" : `,"session":${quoted(call.session)}`) +
+    (call.client === undefined ? "" : `,"client":${quoted(call.client)}`) +
+    (call.profile === undefined ? "" : `,"profile":${quoted(call.profile)}`) +
+    (call.token === undefined ? "" : `,"token":${quoted(call.token)}`) +
+    (call.instance === undefined ? "" : `,"instance":${quoted(call.instance)}`) +
+    `,"tool":${quoted(call.tool)},"outcome":"${call.outcome}"` +
     `,"duration_ms":${finite(Math.round(call.durationMs * 100) / 100)}` +
     `,"bytes_in":${Buffer.byteLength(args)},"bytes_out":${finite(call.bytesOut)}` +
     (call.traceId === undefined ? "" : `,"trace_id":${JSON.stringify(call.traceId)}`) +
-    (call.via === undefined ? "" : `,"via":${JSON.stringify(call.via)}`) +
+    (call.via === undefined ? "" : `,"via":${quoted(call.via)}`) +
     `,${argsField}}`
   )
 }
