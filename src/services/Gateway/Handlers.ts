@@ -16,6 +16,7 @@ import type { AuditRecorder } from "../Audit.js"
 import type { TraceContext, Tracing } from "../Tracing.js"
 import { outcomeOfError, outcomeOfResult } from "../Trust/AuditLine.js"
 import { confirmed } from "./Confirmation.js"
+import { auditRelayed } from "./CallPath.js"
 import { callErrorResult, invalidParams, serialise, unserialisable } from "./Replies.js"
 
 /** What a request's handler gets besides its params. */
@@ -152,6 +153,7 @@ export const handlers = (
    */
   const routeFor = (onProgress: ((progress: Progress) => void) | undefined, inner: Inner): HostCallRoute => ({
     progress: onProgress ?? (() => {}),
+    relay: (wire, args, done) => (inner.traced ? undefined : relayInner(wire, args, inner.via, done)),
     call: (wire, args) =>
       wire === inner.via
         ? Effect.fail(new CallError({ tool: wire, reason: "Denied", detail: `${wire} cannot call ${wire}` }))
@@ -183,31 +185,42 @@ export const handlers = (
           )
 
   /**
-   * An inner call of an untraced call (RunCode's) takes the line relay when a host's call of it would (ADR 009: a
-   * listed tool of this view, of a running source, not named by `[trust] confirm`), counted in flight on its child as
-   * this session's and audited as any; else `otherwise`, the whole path, which also explains every refusal (a name
-   * outside the profile, a quarantined pin, a read-only source's write tool) and asks for confirmation.
+   * An inner call of an untraced call (RunCode's) on the line relay when a host's call of it would take it (ADR 009: a
+   * listed tool of this view, of a running source, not named by `[trust] confirm`): counted in flight on its child as
+   * this session's and audited as made by `via`, as the relay does a host's call. Undefined otherwise: the whole path
+   * then explains every refusal (a name outside the profile, a quarantined pin, a read-only source's write tool) and
+   * asks for confirmation.
    */
-  const relayedInner = (
+  const relayInner = (
     name: string,
     args: JsonObject | undefined,
-    seen: Seen,
-    otherwise: Effect.Effect<CallToolResult>
-  ): Effect.Effect<CallToolResult> => {
-    const route = registry.routeNow(name)
-    if (route === undefined || route === "core") return otherwise
-    return session.inFlight(
-      route.instance,
-      Effect.async<CallToolResult>((resume) => {
-        const cancel = registry.relayCall(name, args === undefined ? {} : { arguments: args }, (outcome) => {
-          if (Either.isRight(outcome)) return resume(Effect.succeed(outcome.right))
-          seen.failure = outcome.left
-          resume(Effect.succeed(callErrorResult(outcome.left)))
-        })
-        if (cancel === undefined) return resume(otherwise)
-        return Effect.sync(cancel)
-      })
-    )
+    via: string,
+    done: (result: CallToolResult) => void
+  ): (() => void) | undefined => {
+    const route = name === via ? undefined : registry.routeNow(name)
+    if (route === undefined || route === "core") return undefined
+    const leave = session.enter(route.instance)
+    const started = performance.now()
+    const call = { name, arguments: args }
+    const cancel = registry.relayCall(name, args === undefined ? {} : { arguments: args }, (outcome) => {
+      leave()
+      const result = Either.isRight(outcome) ? outcome.right : callErrorResult(outcome.left)
+      if (audit !== undefined) {
+        const seen = Either.isRight(outcome) ? outcomeOfResult(result) : outcomeOfError(outcome.left)
+        auditRelayed(audit, registry, call, started, seen, JSON.stringify(result), via)
+      }
+      done(result)
+    })
+    if (cancel === undefined) {
+      leave()
+      return undefined
+    }
+    audit?.begin?.()
+    return () => {
+      leave()
+      cancel()
+      if (audit !== undefined) auditRelayed(audit, registry, call, started, "cancelled", "", via)
+    }
   }
 
   /** tools/call on the SDK path: what CallPlan sends here (progress, task, trace context, failures to explain). */
@@ -265,7 +278,7 @@ export const handlers = (
       )
     )
     // `[trust] confirm` (ADR 029): this session's user says yes first, before the call counts in flight on its child.
-    const checked = Effect.flatMap(registry.confirmation(name), (confirmation) =>
+    const counted = Effect.flatMap(registry.confirmation(name), (confirmation) =>
       Option.isNone(confirmation)
         ? running
         : Effect.matchEffect(confirmed(session, name, args, confirmation.value, redact), {
@@ -276,8 +289,6 @@ export const handlers = (
             onSuccess: () => running
           })
     )
-    const counted =
-      inner === undefined || inner.traced || task !== undefined ? checked : relayedInner(name, args, seen, checked)
     // Serialised here, where a result too deep for the stack can still be answered (as on the relay).
     const answer = (result: unknown) => {
       const { value, json } = serialise(result, (cause) => callErrorResult(unserialisable(name, cause)))

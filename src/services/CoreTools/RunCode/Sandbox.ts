@@ -1,4 +1,4 @@
-import { Effect, Exit, FiberSet, Queue } from "effect"
+import { Effect, Either, Exit, FiberSet, Queue } from "effect"
 import { MessageChannel, Worker } from "node:worker_threads"
 import type { Answer, CodeNames, RunOutcome, RunRequest, ToHost } from "./Protocol.js"
 import { workerFiles } from "./WorkerFile.js"
@@ -23,6 +23,15 @@ export interface RunSettings {
    * the run ends (cancelled, timed out) before it answered.
    */
   readonly call: (name: string, args: string | undefined) => Effect.Effect<string | undefined, string>
+  /**
+   * The same call without an Effect, when it can take the relay: `done` gets the value or the message, never
+   * synchronously. Returns the cancel (called when the run ends first), or undefined: the call then takes `call`.
+   */
+  readonly relay?: (
+    name: string,
+    args: string | undefined,
+    done: (answer: Either.Either<string | undefined, string>) => void
+  ) => (() => void) | undefined
 }
 
 /** After the deadline, how long the guest has to stop at an interrupt poll before its thread is ended. */
@@ -108,6 +117,13 @@ export const run = (settings: RunSettings): Effect.Effect<RunOutcome> =>
       held.worker.postMessage(request, [port2])
       // Inner calls run concurrently (Promise.all in the guest); the set interrupts those still running when the run ends.
       const calls = yield* FiberSet.make()
+      // Relayed ones are cancelled by hand: they run no fiber.
+      const relayed = new Map<number, () => void>()
+      yield* Effect.addFinalizer(() =>
+        Effect.sync(() => {
+          for (const cancel of relayed.values()) cancel()
+        })
+      )
       const answer = (message: Answer) => {
         port1.postMessage(message)
         ring()
@@ -121,6 +137,18 @@ export const run = (settings: RunSettings): Effect.Effect<RunOutcome> =>
           if (event.type === "call") {
             made += 1
             const { id } = event
+            const cancel = settings.relay?.(event.name, event.args, (outcome) => {
+              if (!relayed.delete(id)) return
+              answer(
+                Either.isRight(outcome)
+                  ? { type: "answer", id, ok: true, json: outcome.right }
+                  : { type: "answer", id, ok: false, message: outcome.left }
+              )
+            })
+            if (cancel !== undefined) {
+              relayed.set(id, cancel)
+              continue
+            }
             yield* FiberSet.run(
               calls,
               Effect.matchEffect(settings.call(event.name, event.args), {
