@@ -44,6 +44,9 @@ Fs.writeFileSync(
     `command = ${stubCommand()}`,
     `[audit]`,
     `path = ${JSON.stringify(audit)}`,
+    // The SDK host here cannot be asked (no elicitation): a call to stub.add is refused, from the code as from the host.
+    `[trust]`,
+    `confirm = ["stub.add"]`,
     `[core_tools.RunCode]`,
     `timeout = "5s"`,
     `max_calls = 50`,
@@ -184,6 +187,28 @@ describe("RunCode through serve", () => {
       )
       assert.deepStrictEqual(result.structuredContent?.result, { caught: "ToolError: missing text", again: "echo:hi" })
     })
+  )
+
+  it.scopedLive(
+    "[trust] confirm holds for the code's calls: refused as the host's call is, never relayed around it",
+    () =>
+      Effect.gen(function* () {
+        const client = yield* host
+        const result = yield* run(
+          client,
+          `try { return await tools.stub.add({ a: 1, b: 2 }) } catch (error) { return error.name + ": " + error.message }`
+        )
+        assert.match(
+          String(result.structuredContent?.result),
+          /^ToolError: stub__add was not run: \[trust\] confirm \("stub\.add"\) needs the user's yes/
+        )
+        // The same refusal the host gets.
+        const hostCall = (yield* Effect.promise(
+          () => client.callTool({ name: "stub__add", arguments: { a: 1, b: 2 } }) as Promise<Result>
+        )) as Result
+        assert.isTrue(hostCall.isError)
+        assert.strictEqual(result.structuredContent?.result, `ToolError: ${text(hostCall)}`)
+      })
   )
 
   it.scopedLive("cancelling RunCode cancels its inner call at the child", () =>
