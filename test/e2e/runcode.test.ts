@@ -158,7 +158,7 @@ describe("RunCode through serve", () => {
   )
 
   it.scopedLive(
-    "an inner call joins the host's trace under RunCode's span: its child gets the trace, not the host's span",
+    "an inner call joins the host's trace under RunCode's span: its child gets the trace, not the host's span; untraced, none",
     () =>
       Effect.gen(function* () {
         const client = yield* host
@@ -175,6 +175,10 @@ describe("RunCode through serve", () => {
         const [, trace, parent] = (childMeta.traceparent ?? "").split("-")
         assert.strictEqual(trace, traceId)
         assert.notStrictEqual(parent, hostSpan)
+        // An untraced RunCode's inner call is untraced too, as a host's would be: no traceparent reaches its child.
+        const untraced = yield* run(client, "return await tools.stub.meta({})")
+        const plain = (untraced.structuredContent?.result as { meta?: { traceparent?: string } }).meta
+        assert.isUndefined(plain?.traceparent)
       })
   )
 
