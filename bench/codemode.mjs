@@ -4,10 +4,11 @@
 // calls, counting the bytes of every argument the model writes and every result's text that would enter its context,
 // and (b) by one RunCode whose code does the same calls and returns only the answer (its code counted as written). Both
 // answers must agree. Tokens are estimated at 4 bytes each. Then 100 sequential echo calls made from one RunCode
-// against 100 direct calls of the same tool through the same clawtool, same run.
+// against 100 direct calls of the same tool, same arguments, through the same clawtool from the same host, same run:
+// 7 interleaved rounds, the best of each compared (and clawtool's CPU per call, which load moves less than time).
 import { mkdirSync, writeFileSync } from "node:fs"
 import * as Path from "node:path"
-import { echoServer, open, round, root, tmp } from "./lib.mjs"
+import { cpuMsOf, echoServer, log, median, open, round, root, tmp } from "./lib.mjs"
 
 const filesystem = Path.join(root, "node_modules/@modelcontextprotocol/server-filesystem/dist/index.js")
 const memoryServer = Path.join(root, "node_modules/@modelcontextprotocol/server-memory/dist/index.js")
@@ -203,7 +204,7 @@ export const codeMode = async (entry) => {
     const directBytes = rows.reduce((sum, row) => sum + row.directBytes, 0)
     const runCodeBytes = rows.reduce((sum, row) => sum + row.runCodeBytes, 0)
 
-    // Overhead: 100 sequential echo calls, direct through clawtool vs from one RunCode (best of 3 each, interleaved).
+    // Overhead: 100 sequential echo calls, direct through clawtool vs from one RunCode (interleaved rounds).
     const directRun = async () => {
       const started = performance.now()
       for (let i = 0; i < 100; i++) {
@@ -228,11 +229,22 @@ export const codeMode = async (entry) => {
     await codeRun()
     const directMs = []
     const codeMs = []
-    for (let i = 0; i < 3; i++) {
-      directMs.push(await directRun())
-      codeMs.push(await codeRun())
+    const cpu = { direct: 0, code: 0 }
+    const rounds = 7
+    const timed = async (run, into, way) => {
+      const before = cpuMsOf(server.pid)
+      into.push(await run())
+      cpu[way] += cpuMsOf(server.pid) - before
+    }
+    for (let i = 0; i < rounds; i++) {
+      await timed(directRun, directMs, "direct")
+      await timed(codeRun, codeMs, "code")
     }
     const best = (xs) => Math.min(...xs)
+    log(
+      `  100 echo calls: direct ${round(best(directMs), 1)} ms, from one RunCode ${round(best(codeMs), 1)} ms (best of ${rounds}); ` +
+        `clawtool CPU ${round((cpu.direct * 10) / rounds, 0)} vs ${round((cpu.code * 10) / rounds, 0)} us/call`
+    )
     return {
       rows,
       directBytes,
@@ -244,7 +256,11 @@ export const codeMode = async (entry) => {
       overhead: {
         directMs: round(best(directMs), 1),
         runCodeMs: round(best(codeMs), 1),
-        ratio: round(best(codeMs) / best(directMs), 2)
+        ratio: round(best(codeMs) / best(directMs), 2),
+        medianRatio: round(median(codeMs) / median(directMs), 2),
+        // clawtool's own CPU per call (its worker thread included), in microseconds.
+        directCpuUs: round((cpu.direct * 1000) / (rounds * 100), 0),
+        runCodeCpuUs: round((cpu.code * 1000) / (rounds * 100), 0)
       }
     }
   } finally {

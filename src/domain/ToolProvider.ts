@@ -86,6 +86,16 @@ export interface CatalogView {
 export interface HostCallRoute {
   /** One call; an `isError` result is a result, not a failure. Interrupting it cancels it. */
   readonly call: (wire: string, args: JsonObject | undefined) => Effect.Effect<CallToolResult, CallError>
+  /**
+   * The same call on the line relay (ADR 009), without an Effect, when a host's call of it would take the relay:
+   * `done` gets its result (a failure as an `isError` result) and is never called synchronously. Returns the cancel,
+   * or undefined when the call must take `call` (which also explains a refusal).
+   */
+  readonly relay: (
+    wire: string,
+    args: JsonObject | undefined,
+    done: (result: CallToolResult) => void
+  ) => (() => void) | undefined
   /** A progress notification for the running call to its host (nothing when the host asked for none). */
   readonly progress: (progress: Progress) => void
 }

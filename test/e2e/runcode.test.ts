@@ -1,7 +1,7 @@
 // Code mode end to end (issue 30, ADR 035): a host (the SDK Client) → `clawtool serve` (the bundle: the worker and the
 // wasm from dist/bin) → RunCode, whose code calls the filesystem server, the core tools and a stub child on the host's
-// own call path (audit lines marked via RunCode, one progress notification per inner call), and each hostile program
-// ends its own run with a clear error while clawtool keeps answering.
+// own call path (audit lines marked via RunCode, one progress notification per inner call, a profile's view), and each
+// hostile program ends its own run with a clear error while clawtool keeps answering.
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { getDefaultEnvironment, StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
@@ -44,30 +44,39 @@ Fs.writeFileSync(
     `command = ${stubCommand()}`,
     `[audit]`,
     `path = ${JSON.stringify(audit)}`,
+    // The SDK host here cannot be asked (no elicitation): a call to stub.add is refused, from the code as from the host.
+    `[trust]`,
+    `confirm = ["stub.add"]`,
     `[core_tools.RunCode]`,
     `timeout = "5s"`,
-    `max_calls = 50`
+    `max_calls = 50`,
+    // A serve with --profile stub sees the stub source and RunCode only.
+    `[profiles.stub]`,
+    `sources = ["stub"]`,
+    `core_tools = ["RunCode"]`
   ].join("\n")
 )
 
-const host = Effect.acquireRelease(
-  Effect.promise(async () => {
-    const transport = new StdioClientTransport({
-      command: process.execPath,
-      args: [main, "serve", "--config", config],
-      cwd: project,
-      env: { ...getDefaultEnvironment(), ...tempDirEnv, CLAWTOOL_CACHE_DIR: freshCacheDir() },
-      stderr: "pipe"
-    })
-    const client = new Client({ name: "runcode-e2e", version: "1.0.0" })
-    await client.connect(transport)
-    // Both sources up before anything is timed.
-    await client.callTool({ name: "stub__echo", arguments: { text: "up" } })
-    await client.callTool({ name: "fs__list_allowed_directories", arguments: {} })
-    return client
-  }),
-  (client) => Effect.promise(() => client.close())
-)
+const serve = (...args: ReadonlyArray<string>) =>
+  Effect.acquireRelease(
+    Effect.promise(async () => {
+      const transport = new StdioClientTransport({
+        command: process.execPath,
+        args: [main, "serve", "--config", config, ...args],
+        cwd: project,
+        env: { ...getDefaultEnvironment(), ...tempDirEnv, CLAWTOOL_CACHE_DIR: freshCacheDir() },
+        stderr: "pipe"
+      })
+      const client = new Client({ name: "runcode-e2e", version: "1.0.0" })
+      await client.connect(transport)
+      // The sources up before anything is timed (a profile's session calls only its own).
+      await client.callTool({ name: "stub__echo", arguments: { text: "up" } })
+      if (!args.includes("--profile")) await client.callTool({ name: "fs__list_allowed_directories", arguments: {} })
+      return client
+    }),
+    (client) => Effect.promise(() => client.close())
+  )
+const host = serve()
 
 const run = (client: Client, code: string, options: { signal?: AbortSignal; onprogress?: () => void } = {}) =>
   Effect.promise(
@@ -149,7 +158,7 @@ describe("RunCode through serve", () => {
   )
 
   it.scopedLive(
-    "an inner call joins the host's trace under RunCode's span: its child gets the trace, not the host's span",
+    "an inner call joins the host's trace under RunCode's span: its child gets the trace, not the host's span; untraced, none",
     () =>
       Effect.gen(function* () {
         const client = yield* host
@@ -166,6 +175,10 @@ describe("RunCode through serve", () => {
         const [, trace, parent] = (childMeta.traceparent ?? "").split("-")
         assert.strictEqual(trace, traceId)
         assert.notStrictEqual(parent, hostSpan)
+        // An untraced RunCode's inner call is untraced too, as a host's would be: no traceparent reaches its child.
+        const untraced = yield* run(client, "return await tools.stub.meta({})")
+        const plain = (untraced.structuredContent?.result as { meta?: { traceparent?: string } }).meta
+        assert.isUndefined(plain?.traceparent)
       })
   )
 
@@ -178,6 +191,28 @@ describe("RunCode through serve", () => {
       )
       assert.deepStrictEqual(result.structuredContent?.result, { caught: "ToolError: missing text", again: "echo:hi" })
     })
+  )
+
+  it.scopedLive(
+    "[trust] confirm holds for the code's calls: refused as the host's call is, never relayed around it",
+    () =>
+      Effect.gen(function* () {
+        const client = yield* host
+        const result = yield* run(
+          client,
+          `try { return await tools.stub.add({ a: 1, b: 2 }) } catch (error) { return error.name + ": " + error.message }`
+        )
+        assert.match(
+          String(result.structuredContent?.result),
+          /^ToolError: stub__add was not run: \[trust\] confirm \("stub\.add"\) needs the user's yes/
+        )
+        // The same refusal the host gets.
+        const hostCall = (yield* Effect.promise(
+          () => client.callTool({ name: "stub__add", arguments: { a: 1, b: 2 } }) as Promise<Result>
+        )) as Result
+        assert.isTrue(hostCall.isError)
+        assert.strictEqual(result.structuredContent?.result, `ToolError: ${text(hostCall)}`)
+      })
   )
 
   it.scopedLive("cancelling RunCode cancels its inner call at the child", () =>
@@ -237,6 +272,50 @@ describe("RunCode through serve", () => {
       30_000
     )
   }
+
+  it.scopedLive(
+    "in a profile, the code's tools are the profile's: one outside it is an unknown tool, thrown as the host's call is answered",
+    () =>
+      Effect.gen(function* () {
+        const client = yield* serve("--profile", "stub")
+        const listed = (yield* Effect.promise(() => client.listTools())).tools.map((tool) => tool.name)
+        // The profile's own tools: the stub's and the core tools it serves (RunCode and the registry's).
+        const core = listed.filter((name) => !name.includes("__")).sort()
+        assert.deepStrictEqual(core, ["RunCode", "SourceHealth", "ToolSearch"])
+        assert.isTrue(listed.filter((name) => name.includes("__")).every((name) => name.startsWith("stub__")))
+        const result = yield* run(
+          client,
+          `
+          const outside = async (f: () => Promise<unknown>) => {
+            try { return await f() } catch (error) { return error.name + ": " + error.message }
+          }
+          return {
+            namespaces: Object.keys(tools).sort(),
+            echo: await tools.stub.echo({ text: "in" }),
+            byWire: await outside(() => call("fs__list_allowed_directories", {})),
+            byName: await outside(() => (tools as any).fs.listAllowedDirectories({})),
+            core: await outside(() => call("Read", { file_path: "note-1.md" }))
+          }
+          `
+        )
+        assert.isUndefined(result.isError, text(result))
+        const value = result.structuredContent?.result as Record<string, unknown>
+        assert.deepStrictEqual(value, {
+          namespaces: [...core, "stub"],
+          echo: "echo:in",
+          byWire: 'ToolError: unknown tool "fs__list_allowed_directories"',
+          byName: "TypeError: cannot read property 'listAllowedDirectories' of undefined",
+          core: 'ToolError: unknown tool "Read"'
+        })
+        // The same text the host gets calling it outside its profile.
+        const hostCall = (yield* Effect.promise(
+          () => client.callTool({ name: "fs__list_allowed_directories", arguments: {} }) as Promise<Result>
+        )) as Result
+        assert.isTrue(hostCall.isError)
+        assert.strictEqual(`ToolError: ${text(hostCall)}`, value.byWire)
+      }),
+    60_000
+  )
 
   it.scopedLive("prototype pollution stays in its own run: host objects and later runs are untouched", () =>
     Effect.gen(function* () {

@@ -1,6 +1,7 @@
 import { Duration, Effect, Either, Option, Schema } from "effect"
 import { CallError } from "../../domain/Errors.js"
-import { CallRoute } from "../../domain/ToolProvider.js"
+import type { CallToolResult } from "../../domain/Mcp.js"
+import { CallRoute, type HostCallRoute } from "../../domain/ToolProvider.js"
 import { defineTool } from "./Manifest.js"
 import type { FailureReason } from "./RunCode/Protocol.js"
 import { toScript } from "./RunCode/Script.js"
@@ -29,6 +30,10 @@ const RunCodeOutput = Schema.Struct({
   console: Schema.optional(Schema.String).annotations({ description: "What console.log printed" }),
   calls: Schema.Number.annotations({ description: "Tool calls the code made" })
 })
+
+/** What an inner call's result is to the code: its value as JSON text, or the message of the error it sees thrown. */
+const encoded = (result: CallToolResult): Either.Either<string | undefined, string> =>
+  Either.map(valueOf(result), (value) => (value === undefined ? undefined : JSON.stringify(value)))
 
 const reasons: Readonly<Record<FailureReason, string>> = {
   OutOfMemory: "out of memory",
@@ -63,6 +68,11 @@ export const RunCode = defineTool({
       const route = yield* CallRoute
       const { run } = yield* Effect.promise(() => import("./RunCode/Sandbox.js"))
       let made = 0
+      /** One progress notification to the host per inner call. */
+      const started = (host: HostCallRoute, name: string) => {
+        made += 1
+        host.progress({ progress: made, message: `RunCode: ${name}` })
+      }
       const outcome = yield* run({
         code: script,
         names,
@@ -77,20 +87,21 @@ export const RunCode = defineTool({
               Option.match(route, {
                 onNone: () => Effect.fail(`${name}: no host's call to make it from (RunCode calls tools for a host)`),
                 onSome: (host) => {
-                  made += 1
-                  host.progress({ progress: made, message: `RunCode: ${name}` })
+                  started(host, name)
                   return host.call(name, args).pipe(
                     Effect.mapError((error) => error.message),
-                    Effect.flatMap((result) =>
-                      Either.match(valueOf(result), {
-                        onLeft: Effect.fail,
-                        onRight: (value) => Effect.succeed(value === undefined ? undefined : JSON.stringify(value))
-                      })
-                    )
+                    Effect.flatMap((result) => encoded(result))
                   )
                 }
               })
-          })
+          }),
+        relay: (name, json, done) => {
+          const args = argsOf(json)
+          if (Option.isNone(route) || Either.isLeft(args)) return undefined
+          const cancel = route.value.relay(name, args.right, (result) => done(encoded(result)))
+          if (cancel !== undefined) started(route.value, name)
+          return cancel
+        }
       })
       if (!outcome.ok) {
         const printed =

@@ -12,6 +12,38 @@ import { callErrorResult, unserialisable } from "./Replies.js"
 const reserved = () => {}
 
 /**
+ * One relayed call's audit line (stdio: no session id; untraced: no trace id); `via`: the core tool whose code made it.
+ * The relay runs no Effect per call (ADR 009), so no Clock here: the wall clock, as the line's time only.
+ */
+export const auditRelayed = (
+  recorder: AuditRecorder,
+  registry: Registry,
+  call: { readonly name: string; readonly arguments: JsonObject | undefined },
+  started: number,
+  outcome: Outcome,
+  json: string,
+  via?: string
+) => {
+  const route = registry.routeNow(call.name)
+  const ended = performance.now()
+  recorder.record({
+    at: Date.now() - (ended - started),
+    durationMs: ended - started,
+    session: recorder.session,
+    client: recorder.client(),
+    profile: recorder.profile,
+    token: recorder.token,
+    instance: route === "core" ? "core" : route?.instance,
+    tool: route === undefined || route === "core" ? call.name : route.tool,
+    outcome,
+    arguments: call.arguments,
+    bytesOut: json === "" ? 0 : Buffer.byteLength(json),
+    traceId: undefined,
+    via
+  })
+}
+
+/**
  * The relay's side of tools/call (ADR 009): offered every parsed host message before the SDK. A host's
  * `notifications/cancelled` goes to the one cancel map (relayed calls, else the SDK's handler, id 0 included); a call
  * CallPlan lets through goes line to line through Registry.relayCall. Everything else is left to the SDK handlers.
@@ -36,32 +68,8 @@ export const intercept = (options: {
   const reply = (id: string | number, tool: string, result: unknown) =>
     transport.reply(id, stamp(result as JsonObject), (cause) => stamp(callErrorResult(unserialisable(tool, cause))))
 
-  /** One relayed call's audit line (stdio: no session id; untraced: no trace id). */
-  const record = (
-    recorder: AuditRecorder,
-    call: CallPlan.ToolCall,
-    started: number,
-    outcome: Outcome,
-    json: string
-  ) => {
-    const route = registry.routeNow(call.name)
-    const ended = performance.now()
-    recorder.record({
-      // The relay runs no Effect per call (ADR 009), so no Clock here: the wall clock, as the line's time only.
-      at: Date.now() - (ended - started),
-      durationMs: ended - started,
-      session: recorder.session,
-      client: recorder.client(),
-      profile: recorder.profile,
-      token: recorder.token,
-      instance: route === "core" ? "core" : route?.instance,
-      tool: route === undefined || route === "core" ? call.name : route.tool,
-      outcome,
-      arguments: call.arguments,
-      bytesOut: json === "" ? 0 : Buffer.byteLength(json),
-      traceId: undefined
-    })
-  }
+  const record = (recorder: AuditRecorder, call: CallPlan.ToolCall, started: number, outcome: Outcome, json: string) =>
+    auditRelayed(recorder, registry, call, started, outcome, json)
 
   return (message: Record<string, unknown>): boolean => {
     if (cancels.observe(message)) return true

@@ -16,6 +16,7 @@ import type { AuditRecorder } from "../Audit.js"
 import type { TraceContext, Tracing } from "../Tracing.js"
 import { outcomeOfError, outcomeOfResult } from "../Trust/AuditLine.js"
 import { confirmed } from "./Confirmation.js"
+import { auditRelayed } from "./CallPath.js"
 import { callErrorResult, invalidParams, serialise, unserialisable } from "./Replies.js"
 
 /** What a request's handler gets besides its params. */
@@ -105,6 +106,13 @@ const withoutProgressToken = (params: JsonObject, meta: JsonObject): JsonObject 
   return Object.keys(rest).length === 0 ? others : { ...others, _meta: rest }
 }
 
+/** A call made by a core tool's code (RunCode, ADR 035): which tool, and whether the call running it is traced. */
+interface Inner {
+  readonly via: string
+  /** The running call has spans (an exporter, or its host's trace context): the inner call's are their children. */
+  readonly traced: boolean
+}
+
 /** An inner call (RunCode's) has no request of its own: its progress goes out as the running call's, once per call. */
 const innerContext: RequestContext = { requestId: "inner", notify: () => {} }
 
@@ -143,41 +151,86 @@ export const handlers = (
    * The route a core tool's code calls tools by (RunCode, ADR 035): this session's own call path, its audit lines
    * marked `via`, its spans under the running call's, one progress notification per call to the running call's host.
    */
-  const routeFor = (onProgress: ((progress: Progress) => void) | undefined, via: string): HostCallRoute => ({
+  const routeFor = (onProgress: ((progress: Progress) => void) | undefined, inner: Inner): HostCallRoute => ({
     progress: onProgress ?? (() => {}),
+    relay: (wire, args, done) => (inner.traced ? undefined : relayInner(wire, args, inner.via, done)),
     call: (wire, args) =>
-      wire === via
-        ? Effect.fail(new CallError({ tool: wire, reason: "Denied", detail: `${via} cannot call ${via}` }))
-        : toolCall({ name: wire, ...(args === undefined ? {} : { arguments: args }) }, innerContext, via).pipe(
+      wire === inner.via
+        ? Effect.fail(new CallError({ tool: wire, reason: "Denied", detail: `${wire} cannot call ${wire}` }))
+        : toolCall({ name: wire, ...(args === undefined ? {} : { arguments: args }) }, innerContext, inner).pipe(
             Effect.map((result) => result as CallToolResult),
             Effect.mapError((error) => new CallError({ tool: wire, reason: "InvalidArguments", detail: error.detail }))
           )
   })
 
-  /** The host's trace context for its own call; for an inner call, the current span's (none: the host's, if any). */
-  const contextOf = (meta: JsonObject | undefined, via: string | undefined) =>
-    via === undefined
+  /**
+   * The host's trace context for its own call; for an inner call of a traced call, the current span's (none: the
+   * host's, if any); an inner call of an untraced call has none, as its caller had none (no span, no traceparent).
+   */
+  const contextOf = (meta: JsonObject | undefined, inner: Inner | undefined) =>
+    inner === undefined
       ? Effect.succeed(tracing.extract(meta))
-      : Effect.map(Effect.option(Effect.currentSpan), (span) =>
-          Option.isSome(span) && traceIdPattern.test(span.value.traceId)
-            ? Option.some<TraceContext>({
-                traceId: span.value.traceId,
-                spanId: span.value.spanId,
-                sampled: span.value.sampled,
-                traceState: undefined,
-                source: "meta"
-              })
-            : tracing.extract(meta)
-        )
+      : !inner.traced
+        ? Effect.succeed(Option.none<TraceContext>())
+        : Effect.map(Effect.option(Effect.currentSpan), (span) =>
+            Option.isSome(span) && traceIdPattern.test(span.value.traceId)
+              ? Option.some<TraceContext>({
+                  traceId: span.value.traceId,
+                  spanId: span.value.spanId,
+                  sampled: span.value.sampled,
+                  traceState: undefined,
+                  source: "meta"
+                })
+              : tracing.extract(meta)
+          )
+
+  /**
+   * An inner call of an untraced call (RunCode's) on the line relay when a host's call of it would take it (ADR 009: a
+   * listed tool of this view, of a running source, not named by `[trust] confirm`): counted in flight on its child as
+   * this session's and audited as made by `via`, as the relay does a host's call. Undefined otherwise: the whole path
+   * then explains every refusal (a name outside the profile, a quarantined pin, a read-only source's write tool) and
+   * asks for confirmation.
+   */
+  const relayInner = (
+    name: string,
+    args: JsonObject | undefined,
+    via: string,
+    done: (result: CallToolResult) => void
+  ): (() => void) | undefined => {
+    const route = name === via ? undefined : registry.routeNow(name)
+    if (route === undefined || route === "core") return undefined
+    const leave = session.enter(route.instance)
+    const started = performance.now()
+    const call = { name, arguments: args }
+    const cancel = registry.relayCall(name, args === undefined ? {} : { arguments: args }, (outcome) => {
+      leave()
+      const result = Either.isRight(outcome) ? outcome.right : callErrorResult(outcome.left)
+      if (audit !== undefined) {
+        const seen = Either.isRight(outcome) ? outcomeOfResult(result) : outcomeOfError(outcome.left)
+        auditRelayed(audit, registry, call, started, seen, JSON.stringify(result), via)
+      }
+      done(result)
+    })
+    if (cancel === undefined) {
+      leave()
+      return undefined
+    }
+    audit?.begin?.()
+    return () => {
+      leave()
+      cancel()
+      if (audit !== undefined) auditRelayed(audit, registry, call, started, "cancelled", "", via)
+    }
+  }
 
   /** tools/call on the SDK path: what CallPlan sends here (progress, task, trace context, failures to explain). */
   const callTool: Handler = (params, context) => toolCall(params, context, undefined)
 
-  /** A tools/call, the host's (`via` undefined) or made by a core tool's code (`via` names it; answered unspliced). */
+  /** A tools/call, the host's (`inner` undefined) or made by a core tool's code (`inner`; answered unspliced). */
   const toolCall = (
     params: unknown,
     context: RequestContext,
-    via: string | undefined
+    inner: Inner | undefined
   ): Effect.Effect<unknown, RpcError> => {
     resumeOptimiser() // the host's first call ends the start-up (src/heap.ts)
     const parsed = CallPlan.parse(params)
@@ -192,19 +245,19 @@ export const handlers = (
     // The server span wraps the whole call; the child gets the client span's traceparent merged into the
     // host's _meta, and the result's _meta.traceparent names clawtool's server span (SEP-414). An inner call's context
     // is the running call's span (RunCode's), so its spans are that span's children and its child joins the trace.
-    const call = Effect.flatMap(Effect.zip(registry.routeOf(name), contextOf(meta, via)), ([route, traceContext]) =>
+    const call = Effect.flatMap(Effect.zip(registry.routeOf(name), contextOf(meta, inner)), ([route, traceContext]) =>
       tracing.toolCall({
         wire: name,
         route,
         requestId: context.requestId,
         context: traceContext,
         meta: meta === undefined ? undefined : forwardedMeta,
-        nested: via !== undefined,
+        nested: inner !== undefined,
         call: (_meta) => {
           const called = Effect.provideService(
             registry.call(name, { arguments: args, _meta, task }, { onProgress }),
             CallRoute,
-            Option.some(routeFor(onProgress, name))
+            Option.some(routeFor(onProgress, { via: name, traced: Option.isSome(traceContext) || !tracing.untraced }))
           )
           return audit === undefined ? called : Effect.zipRight(traceOf(seen, traceContext), called)
         },
@@ -241,14 +294,14 @@ export const handlers = (
       const { value, json } = serialise(result, (cause) => callErrorResult(unserialisable(name, cause)))
       seen.result = value
       seen.json = json
-      return spliced && via === undefined ? rawResult(json) : value
+      return spliced && inner === undefined ? rawResult(json) : value
     }
     const audited = <A, E>(effect: Effect.Effect<A, E>) =>
-      audit === undefined ? effect : auditCall(audit, registry, name, args, seen, effect, via)
+      audit === undefined ? effect : auditCall(audit, registry, name, args, seen, effect, inner?.via)
     if (task === undefined) return audited(Effect.map(counted, answer))
     // A task-augmented call needs a child that declared task support: a JSON-RPC error otherwise, since the
     // host expects a CreateTaskResult, not a tool result.
-    const checked = Effect.gen(function* () {
+    const supported = Effect.gen(function* () {
       const instance = yield* registry.instanceOf(name)
       if (Option.isNone(instance)) {
         return yield* new RpcError({
@@ -267,7 +320,7 @@ export const handlers = (
         ? session.ownTask(route.right.instance, route.right.taskId)
         : Effect.void
     })
-    return audited(Effect.zipRight(checked, Effect.map(owned, answer)))
+    return audited(Effect.zipRight(supported, Effect.map(owned, answer)))
   }
 
   /**

@@ -33,6 +33,8 @@ export interface SessionView {
   readonly answered: Effect.Effect<void>
   /** Runs `effect` as this session's request in flight on `instance`: what the child asks meanwhile comes back here. */
   readonly inFlight: <A, E, R>(instance: string, effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
+  /** `inFlight` without an Effect (a relayed call's): counts one request in flight; the returned function ends it. */
+  readonly enter: (instance: string) => () => void
   /** Runs `effect` as this session's (HostSession): clawtool's own tools use its roots and state, never another's. */
   readonly asCaller: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
   /** This session's task-augmented call created `taskId` (the child's id) on `instance`. */
@@ -137,6 +139,19 @@ export const notifyInto =
   (notification: ChildNotification): void =>
     void notifications.unsafeOffer(notification)
 
+/** One request of `session` in flight on `instance`, until the returned function is called (once counts). */
+const enter = (session: Session, instance: string) => {
+  session.inFlight.set(instance, (session.inFlight.get(instance) ?? 0) + 1)
+  let open = true
+  return () => {
+    if (!open) return
+    open = false
+    const left = (session.inFlight.get(instance) ?? 1) - 1
+    if (left <= 0) session.inFlight.delete(instance)
+    else session.inFlight.set(instance, left)
+  }
+}
+
 export const viewOf = (table: Table, session: Session, policy: Policy): SessionView => {
   const shared = policy.sharedChildren
   // A stateless request's calls end with it: its tasks cannot be asked for again, so they are not isolated.
@@ -157,15 +172,11 @@ export const viewOf = (table: Table, session: Session, policy: Policy): SessionV
     answered: policy.answered,
     inFlight: (instance, effect) =>
       Effect.acquireUseRelease(
-        Effect.sync(() => session.inFlight.set(instance, (session.inFlight.get(instance) ?? 0) + 1)),
+        Effect.sync(() => enter(session, instance)),
         () => effect,
-        () =>
-          Effect.sync(() => {
-            const left = (session.inFlight.get(instance) ?? 1) - 1
-            if (left <= 0) session.inFlight.delete(instance)
-            else session.inFlight.set(instance, left)
-          })
+        (leave) => Effect.sync(leave)
       ),
+    enter: (instance) => enter(session, instance),
     asCaller: (effect) => Effect.provideService(effect, HostSession, Option.some(session.id)),
     ownTask: (instance, taskId) =>
       shared ? Effect.sync(() => table.ownTask(session.id, instance, taskId)) : Effect.void,

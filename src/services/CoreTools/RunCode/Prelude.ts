@@ -2,14 +2,31 @@
  * What the guest sees besides the language (run by Worker.ts in each fresh QuickJS context): `tools` (namespaces of
  * functions, the names of `clawtool tools export-typescript`), `call(wireName, args)` and a `console` whose output is
  * captured. Every value crosses as JSON text, both ways. The prelude is a function the worker calls with the names
- * (JSON), the host's call function and the log function; it returns the encoder of the code's result.
+ * (JSON), the host's send function and the log function; it returns the encoder of the code's result and the
+ * delivery of answers. An inner call's promise is the guest's own: `send` only numbers the call (0: refused, past
+ * max_calls), and the answers come back in batches, one JSON text each: `[id, 1, value]`, `[id, 0]` (no value) or
+ * `[id, 2, message]` (the tool failed: the code sees a ToolError thrown).
  */
-export const prelude = `(function (namesJson, hostCall, hostLog) {
+export const prelude = `(function (namesJson, hostSend, hostLog) {
   "use strict"
+  const waiting = new Map()
   const call = (name, args) => {
     if (typeof name !== "string") throw new TypeError("call(name, args): name must be a tool's wire name (a string)")
-    const json = args === undefined ? undefined : JSON.stringify(args)
-    return hostCall(name, json).then((text) => (text === undefined ? undefined : JSON.parse(text)))
+    const id = hostSend(name, args === undefined ? undefined : JSON.stringify(args))
+    if (id === 0) return Promise.reject(new Error("max_calls reached"))
+    return new Promise((resolve, reject) => waiting.set(id, { resolve, reject }))
+  }
+  const deliver = (batch) => {
+    for (const [id, kind, payload] of JSON.parse(batch)) {
+      const waiter = waiting.get(id)
+      waiting.delete(id)
+      if (kind !== 2) waiter.resolve(kind === 1 ? payload : undefined)
+      else {
+        const error = new Error(payload)
+        error.name = "ToolError"
+        waiter.reject(error)
+      }
+    }
   }
   const bind = (wire) => (args) => call(wire, args)
   const tools = {}
@@ -36,5 +53,5 @@ export const prelude = `(function (namesJson, hostCall, hostLog) {
   globalThis.tools = Object.freeze(tools)
   globalThis.call = call
   globalThis.console = Object.freeze({ log, info: log, warn: log, error: log, debug: log })
-  return (value) => (value === undefined ? undefined : JSON.stringify(value))
+  return { encode: (value) => (value === undefined ? undefined : JSON.stringify(value)), deliver }
 })`

@@ -3,6 +3,7 @@
  * runs the guest in QuickJS. Plain data: values cross as JSON text, so no host object ever reaches the guest.
  */
 
+import type { MessagePort } from "node:worker_threads"
 import type { CodeNames } from "../../../domain/ToolProvider.js"
 
 export type { CodeNames }
@@ -19,8 +20,13 @@ export interface RunRequest {
   readonly maxCalls: number
   /** The most characters of console output kept. */
   readonly maxLog: number
-  /** One Int32: set to non-zero by the host to stop the guest at its next interrupt poll (cancellation). */
-  readonly cancel: SharedArrayBuffer
+  /**
+   * Two Int32s: [0] set to non-zero by the host to stop the guest at its next interrupt poll (cancellation); [1] the
+   * doorbell, counted up and notified by the host after each answer and on cancel (the worker waits on it).
+   */
+  readonly signal: SharedArrayBuffer
+  /** The host's answers to this run's inner calls come on this port, taken by the worker synchronously. */
+  readonly answers: MessagePort
 }
 
 /** The host's answer to one inner call: the value as JSON text, or the error the guest sees thrown. */

@@ -1,5 +1,5 @@
-import { Effect, Exit, FiberSet, Queue } from "effect"
-import { Worker } from "node:worker_threads"
+import { Effect, Either, Exit, FiberSet, Queue } from "effect"
+import { MessageChannel, Worker } from "node:worker_threads"
 import type { Answer, CodeNames, RunOutcome, RunRequest, ToHost } from "./Protocol.js"
 import { workerFiles } from "./WorkerFile.js"
 
@@ -23,6 +23,15 @@ export interface RunSettings {
    * the run ends (cancelled, timed out) before it answered.
    */
   readonly call: (name: string, args: string | undefined) => Effect.Effect<string | undefined, string>
+  /**
+   * The same call without an Effect, when it can take the relay: `done` gets the value or the message, never
+   * synchronously. Returns the cancel (called when the run ends first), or undefined: the call then takes `call`.
+   */
+  readonly relay?: (
+    name: string,
+    args: string | undefined,
+    done: (answer: Either.Either<string | undefined, string>) => void
+  ) => (() => void) | undefined
 }
 
 /** After the deadline, how long the guest has to stop at an interrupt poll before its thread is ended. */
@@ -86,7 +95,14 @@ export const run = (settings: RunSettings): Effect.Effect<RunOutcome> =>
       const acquired = yield* Effect.either(Effect.acquireRelease(lease, (held, exit) => release(held, clean(exit))))
       if (acquired._tag === "Left") return crashed(acquired.left)
       const held = acquired.right
-      const cancel = new SharedArrayBuffer(4)
+      const signal = new Int32Array(new SharedArrayBuffer(8))
+      // The answers go on a port of this run's own: one left over from an earlier run can never reach this one.
+      const { port1, port2 } = new MessageChannel()
+      yield* Effect.addFinalizer(() => Effect.sync(() => port1.close()))
+      const ring = () => {
+        Atomics.add(signal, 1, 1)
+        Atomics.notify(signal, 1)
+      }
       const request: RunRequest = {
         type: "run",
         code: settings.code,
@@ -95,12 +111,23 @@ export const run = (settings: RunSettings): Effect.Effect<RunOutcome> =>
         timeoutMs: settings.timeoutMs,
         maxCalls: settings.maxCalls,
         maxLog: settings.maxLog,
-        cancel
+        signal: signal.buffer as SharedArrayBuffer,
+        answers: port2
       }
-      held.worker.postMessage(request)
+      held.worker.postMessage(request, [port2])
       // Inner calls run concurrently (Promise.all in the guest); the set interrupts those still running when the run ends.
       const calls = yield* FiberSet.make()
-      const answer = (message: Answer) => held.worker.postMessage(message)
+      // Relayed ones are cancelled by hand: they run no fiber.
+      const relayed = new Map<number, () => void>()
+      yield* Effect.addFinalizer(() =>
+        Effect.sync(() => {
+          for (const cancel of relayed.values()) cancel()
+        })
+      )
+      const answer = (message: Answer) => {
+        port1.postMessage(message)
+        ring()
+      }
       const loop: Effect.Effect<RunOutcome> = Effect.gen(function* () {
         let made = 0
         for (;;) {
@@ -110,6 +137,18 @@ export const run = (settings: RunSettings): Effect.Effect<RunOutcome> =>
           if (event.type === "call") {
             made += 1
             const { id } = event
+            const cancel = settings.relay?.(event.name, event.args, (outcome) => {
+              if (!relayed.delete(id)) return
+              answer(
+                Either.isRight(outcome)
+                  ? { type: "answer", id, ok: true, json: outcome.right }
+                  : { type: "answer", id, ok: false, message: outcome.left }
+              )
+            })
+            if (cancel !== undefined) {
+              relayed.set(id, cancel)
+              continue
+            }
             yield* FiberSet.run(
               calls,
               Effect.matchEffect(settings.call(event.name, event.args), {
@@ -132,7 +171,12 @@ export const run = (settings: RunSettings): Effect.Effect<RunOutcome> =>
         })
       })
       // Cancelled: the guest stops at its next interrupt poll, and the thread is ended anyway when the scope closes.
-      return yield* Effect.onInterrupt(watched, () => Effect.sync(() => Atomics.store(new Int32Array(cancel), 0, 1)))
+      return yield* Effect.onInterrupt(watched, () =>
+        Effect.sync(() => {
+          Atomics.store(signal, 0, 1)
+          ring()
+        })
+      )
     })
   )
 

@@ -1,6 +1,6 @@
 import releaseSync from "@jitl/quickjs-wasmfile-release-sync"
 import { readFileSync } from "node:fs"
-import { parentPort, workerData } from "node:worker_threads"
+import { parentPort, receiveMessageOnPort, workerData } from "node:worker_threads"
 import {
   newQuickJSWASMModuleFromVariant,
   newVariant,
@@ -38,16 +38,9 @@ const wasmModule = new wasm.Module(readFileSync((workerData as { wasm: string })
 const stackBytes = 512 * 1024
 const page = 64 * 1024
 
-/** The current run's inner calls awaiting the host's answer, by id. */
-let answers = new Map<number, (answer: Answer) => void>()
-/** Wakes the current run's loop (an answer came). */
-let wake: (() => void) | undefined
-port.on("message", (message: RunRequest | Answer) => {
-  if (message.type === "answer") {
-    answers.get(message.id)?.(message)
-    wake?.()
-  } else void run(message).then((outcome) => post({ type: "done", outcome }))
-})
+// One run at a time; past its start the run is synchronous: this thread runs nothing else, so it waits for answers by
+// blocking on the run's doorbell and takes them from the run's port itself (no event-loop turn per inner call).
+port.on("message", (message: RunRequest) => void run(message).then((outcome) => post({ type: "done", outcome })))
 post({ type: "ready" })
 
 const run = async (request: RunRequest): Promise<RunOutcome> => {
@@ -76,7 +69,9 @@ const run = async (request: RunRequest): Promise<RunOutcome> => {
     })
   )
   const runtime = quickjs.newRuntime()
-  const cancel = new Int32Array(request.cancel)
+  const signal = new Int32Array(request.signal)
+  /** The inner calls awaiting the host's answer, by id. */
+  const pending = new Set<number>()
   const deadline = performance.now() + request.timeoutMs
   const lines: Array<string> = []
   const log = { kept: 0, dropped: 0 }
@@ -85,7 +80,7 @@ const run = async (request: RunRequest): Promise<RunOutcome> => {
   let fatal: { reason: FailureReason; message: string } | undefined
   const stopReason = (): typeof fatal => {
     if (fatal !== undefined) return fatal
-    if (Atomics.load(cancel, 0) !== 0) return { reason: "Cancelled", message: "the call was cancelled" }
+    if (Atomics.load(signal, 0) !== 0) return { reason: "Cancelled", message: "the call was cancelled" }
     if (performance.now() > deadline)
       return { reason: "Timeout", message: `still running after ${request.timeoutMs} ms` }
     return undefined
@@ -99,7 +94,33 @@ const run = async (request: RunRequest): Promise<RunOutcome> => {
     calls
   })
   const exhausted = () => refused
-  answers = new Map()
+  /**
+   * Blocks until answers came, the run must stop or the deadline passed: the answers to pending calls, as the batch the
+   * guest's `deliver` takes (empty: none came). The values are spliced as the JSON text they came as.
+   */
+  const awaitAnswers = (): string => {
+    const batch: Array<string> = []
+    for (;;) {
+      const rung = Atomics.load(signal, 1)
+      for (let next = receiveMessageOnPort(request.answers); next !== undefined;) {
+        const answer = next.message as Answer
+        if (pending.delete(answer.id)) {
+          batch.push(
+            !answer.ok
+              ? `[${answer.id},2,${JSON.stringify(answer.message)}]`
+              : answer.json === undefined
+                ? `[${answer.id},0]`
+                : `[${answer.id},1,${answer.json}]`
+          )
+        }
+        next = receiveMessageOnPort(request.answers)
+      }
+      const left = deadline - performance.now()
+      if (batch.length > 0 || left <= 0 || stopReason() !== undefined)
+        return batch.length === 0 ? "" : `[${batch.join(",")}]`
+      Atomics.wait(signal, 1, rung, left + 1)
+    }
+  }
   try {
     // No setMemoryLimit: on this build it counts requested sizes, not the heap (upstream #255, #271), and refusing one
     // big allocation itself would hide it from the verdict above. The memory's maximum is the limit.
@@ -112,36 +133,18 @@ const run = async (request: RunRequest): Promise<RunOutcome> => {
       if (exhausted()) return end("OutOfMemory", `the code used all of its ${request.memoryBytes / 2 ** 20} MB`)
       return end("Thrown", describe(error))
     }
-    const hostCall = context.newFunction("call", (nameHandle, argsHandle) => {
-      const name = context.getString(nameHandle)
-      const args = context.typeof(argsHandle) === "string" ? context.getString(argsHandle) : undefined
-      const deferred = context.newPromise()
+    const hostSend = context.newFunction("send", (nameHandle, argsHandle) => {
       // Refused past the limit (and never sent): the run ends at the next interrupt poll or job loop, whatever it catches.
       if (calls >= request.maxCalls) {
         fatal = { reason: "MaxCalls", message: `more than ${request.maxCalls} tool calls in one run` }
-        const error = context.newError("max_calls reached")
-        deferred.reject(error)
-        error.dispose()
-        return deferred.handle
+        return context.newNumber(0)
       }
+      const name = context.getString(nameHandle)
+      const args = context.typeof(argsHandle) === "string" ? context.getString(argsHandle) : undefined
       calls += 1
-      const id = calls
-      answers.set(id, (answer) => {
-        answers.delete(id)
-        if (!context.alive) return
-        if (answer.ok) {
-          const value = answer.json === undefined ? context.undefined : context.newString(answer.json)
-          deferred.resolve(value)
-          value.dispose()
-        } else {
-          const error = context.newError({ name: "ToolError", message: answer.message })
-          deferred.reject(error)
-          error.dispose()
-        }
-        deferred.dispose()
-      })
-      post({ type: "call", id, name, args })
-      return deferred.handle
+      pending.add(calls)
+      post({ type: "call", id: calls, name, args })
+      return context.newNumber(calls)
     })
     const hostLog = context.newFunction("log", (textHandle) => {
       const text = context.getString(textHandle)
@@ -158,10 +161,12 @@ const run = async (request: RunRequest): Promise<RunOutcome> => {
     const setup = context.evalCode(prelude)
     if (setup.error !== undefined) return failure(dumped(context, setup.error))
     const names = context.newString(JSON.stringify(request.names))
-    const made = context.callFunction(setup.value, context.undefined, names, hostCall, hostLog)
-    for (const handle of [setup.value, names, hostCall, hostLog]) handle.dispose()
+    const made = context.callFunction(setup.value, context.undefined, names, hostSend, hostLog)
+    for (const handle of [setup.value, names, hostSend, hostLog]) handle.dispose()
     if (made.error !== undefined) return failure(dumped(context, made.error))
-    const encode = made.value
+    const encode = context.getProp(made.value, "encode")
+    const deliver = context.getProp(made.value, "deliver")
+    made.value.dispose()
     const started = context.evalCode(request.code, "code.js")
     if (started.error !== undefined) return failure(dumped(context, started.error))
     const promise = started.value
@@ -183,20 +188,20 @@ const run = async (request: RunRequest): Promise<RunOutcome> => {
         return { ok: true, json: text, log: logOf(), calls }
       }
       if (state.type === "rejected") return failure(dumped(context, state.error))
-      if (answers.size === 0 && !runtime.hasPendingJob()) {
+      if (pending.size === 0 && !runtime.hasPendingJob()) {
         return end(
           "NeverSettles",
           "the code awaits a promise that nothing can settle (only tool calls settle promises)"
         )
       }
-      // Wait for the next answer from the host, or the deadline.
-      let timer: NodeJS.Timeout | undefined
-      await new Promise<void>((resolve) => {
-        wake = resolve
-        timer = setTimeout(resolve, Math.max(0, deadline - performance.now()) + 1)
-      })
-      clearTimeout(timer)
-      wake = undefined
+      const batch = awaitAnswers()
+      if (batch !== "") {
+        const text = context.newString(batch)
+        const delivered = context.callFunction(deliver, context.undefined, text)
+        text.dispose()
+        if (delivered.error !== undefined) return failure(dumped(context, delivered.error))
+        delivered.value.dispose()
+      }
     }
   } catch (error) {
     // The engine itself failed (e.g. no memory left to build a handle): judged as the guest's failure.
@@ -206,7 +211,7 @@ const run = async (request: RunRequest): Promise<RunOutcome> => {
   } finally {
     // Not disposed: the instance and its memory are dropped with this run, and freeing a heap that is thrown away only
     // costs time (and asserts on the handles a failed guest left behind).
-    answers = new Map()
+    request.answers.close()
   }
 }
 
