@@ -3,12 +3,14 @@ import { writeFileAtomic } from "../atomicWrite.js"
 import type { HealthRow } from "../domain/Health.js"
 import type { JsonObject } from "../domain/Mcp.js"
 import { callErrorResult } from "./Gateway/Replies.js"
-import { Metrics } from "./Metrics.js"
+import { Audit } from "./Audit.js"
+import { metered, Metrics } from "./Metrics.js"
 import { OAuth } from "./OAuth.js"
 import { Pins } from "./Pins.js"
 import { Redaction } from "./Redaction.js"
 import { Registry } from "./Registry.js"
 import { Sources } from "./Sources.js"
+import { cachedTail } from "./Trust/AuditTail.js"
 import * as PinsCore from "./Trust/Pins.js"
 import { outcomeOfError, outcomeOfResult } from "./Trust/AuditLine.js"
 import type { OAuthError } from "./OAuth/Errors.js"
@@ -52,6 +54,9 @@ interface PendingLogin {
 const loginLifeMs = 10 * 60_000
 const maxPendingLogins = 16
 
+/** Recent calls the page shows. */
+const recentShown = 50
+
 const pretty = (definition: object | undefined) =>
   definition === undefined ? "" : `${JSON.stringify(definition, null, 2)}\n`
 
@@ -71,6 +76,15 @@ export class Dashboard extends Effect.Service<Dashboard>()("clawtool/Dashboard",
     const oauth = yield* OAuth
     const metrics = Option.getOrUndefined(yield* Effect.serviceOption(Metrics))
     const redact = (text: string) => redaction.current().text(text)
+    const audit = Option.getOrUndefined(yield* Effect.serviceOption(Audit))
+    // The dashboard's own calls are audited and counted as a host's are.
+    const recorder = metered(audit?.recorder(undefined, () => "dashboard"), metrics, undefined, () => "dashboard")
+    /** Recent calls: the audit log's end when it is written (other clawtools', before a restart), else the meter's ring. */
+    const auditTail = audit?.file === undefined ? undefined : cachedTail(audit.file, recentShown)
+    const recentCalls = Effect.map(
+      auditTail === undefined ? Effect.succeed(undefined) : Effect.promise(auditTail),
+      (fromFile) => (fromFile ?? metrics?.recent.calls() ?? []).slice(-recentShown).reverse()
+    )
 
     const rowOf = (row: HealthRow, now: number): SourceRow => ({
       name: row.name,
@@ -93,7 +107,7 @@ export class Dashboard extends Effect.Service<Dashboard>()("clawtool/Dashboard",
       const rows = yield* registry.health
       return {
         sources: rows.map((row) => rowOf(row, now)),
-        calls: (metrics?.recent.calls() ?? []).slice(-50).reverse()
+        calls: yield* recentCalls
       }
     })
 
@@ -137,7 +151,7 @@ export class Dashboard extends Effect.Service<Dashboard>()("clawtool/Dashboard",
     /** Calls a tool as a host would; the result redacted, the latency and the span's trace id; counted as any call. */
     const call = (name: string, args: JsonObject) =>
       Effect.gen(function* () {
-        metrics?.begin()
+        recorder?.begin?.()
         const at = yield* Clock.currentTimeMillis
         const started = performance.now()
         const span = yield* Effect.currentSpan.pipe(Effect.option)
@@ -146,7 +160,7 @@ export class Dashboard extends Effect.Service<Dashboard>()("clawtool/Dashboard",
         const route = registry.routeNow(name)
         const traceId = Option.isSome(span) ? span.value.traceId : undefined
         const result = Either.isRight(answered) ? answered.right : callErrorResult(answered.left)
-        metrics?.end({
+        recorder?.record({
           at,
           durationMs,
           session: undefined,

@@ -6,7 +6,7 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import { chromium, type Page } from "playwright-core"
 import { ensureBuilt, runCli } from "../lib/cli.js"
-import { rawRequest, startDaemon } from "../lib/daemon.js"
+import { callTool, httpClient, rawRequest, startDaemon } from "../lib/daemon.js"
 import { root, stubCommand, tempDir } from "../lib/sources.js"
 import { startOAuthServer } from "../fixtures/oauth-server.js"
 
@@ -299,5 +299,45 @@ describe.skipIf(!hasChromium)("the dashboard at /ui (built CLI, Chromium)", () =
         assert.strictEqual(server.counters.codeExchanges, 1)
       }),
     120_000
+  )
+})
+
+describe("the dashboard's recent calls (built CLI, /api/state)", () => {
+  it.scopedLive(
+    "come from the audit log when it is written: a call from before a restart and one another clawtool wrote appear",
+    () =>
+      Effect.gen(function* () {
+        const dir = tempDir("clawtool-dashboard-audit-")
+        const audit = path.join(dir, "audit.jsonl")
+        const config = path.join(dir, "config.toml")
+        fs.writeFileSync(
+          config,
+          `[http]\ntoken = "${token}"\n\n[audit]\npath = ${JSON.stringify(audit)}\n\n[sources.stub]\ncommand = ${stubCommand()}\n`
+        )
+        const calls = (port: number) =>
+          Effect.map(
+            rawRequest(port, { method: "GET", path: "/api/state", headers: { authorization: `Bearer ${token}` } }),
+            (response) =>
+              (JSON.parse(response.body) as { calls: ReadonlyArray<{ source: string; tool: string }> }).calls.map(
+                (call) => `${call.source}.${call.tool}`
+              )
+          )
+        // The first daemon answers one call, then stops (its audit lines are written on the way out at the latest).
+        yield* Effect.scoped(
+          Effect.gen(function* () {
+            const daemon = yield* startDaemon(config)
+            const { client } = yield* httpClient(daemon.url, { token })
+            yield* callTool(client, "stub__echo", { text: "before the restart" })
+          })
+        )
+        // Another clawtool writing the same file.
+        fs.appendFileSync(
+          audit,
+          `{"time":"${new Date().toISOString()}","instance":"elsewhere","tool":"search","outcome":"ok","duration_ms":1,"bytes_in":2,"bytes_out":3,"args_sha256":"00"}\n`
+        )
+        const daemon = yield* startDaemon(config)
+        assert.deepStrictEqual(yield* calls(daemon.port), ["elsewhere.search", "stub.echo"])
+      }),
+    60_000
   )
 })
