@@ -78,7 +78,12 @@ export class Dashboard extends Effect.Service<Dashboard>()("clawtool/Dashboard",
     const redact = (text: string) => redaction.current().text(text)
     const audit = Option.getOrUndefined(yield* Effect.serviceOption(Audit))
     // The dashboard's own calls are audited and counted as a host's are.
-    const recorder = metered(audit?.recorder(undefined, () => "dashboard"), metrics, undefined, () => "dashboard")
+    const recorder = metered(
+      audit?.recorder(undefined, () => "dashboard"),
+      metrics,
+      undefined,
+      () => "dashboard"
+    )
     /** Recent calls: the audit log's end when it is written (other clawtools', before a restart), else the meter's ring. */
     const auditTail = audit?.file === undefined ? undefined : cachedTail(audit.file, recentShown)
     const recentCalls = Effect.map(
