@@ -6,7 +6,6 @@
 //    children vs 5 stdio clawtools with theirs (one measured, times 5: they are independent copies), judged against
 //    ONE stdio clawtool with its children.
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
 import { Server } from "@modelcontextprotocol/sdk/server/index.js"
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js"
 import { CallToolRequestSchema } from "@modelcontextprotocol/sdk/types.js"
@@ -16,6 +15,7 @@ import * as http from "node:http"
 import { readFileSync, writeFileSync } from "node:fs"
 import * as Path from "node:path"
 import {
+  httpTransport,
   callEcho,
   childEnv,
   cleanup,
@@ -56,7 +56,7 @@ const startDaemon = (sources) =>
 const httpClient = async (url) => {
   const client = new Client({ name: "clawtool-bench", version: "1.0.0" })
   client.onerror = () => {}
-  await client.connect(new StreamableHTTPClientTransport(url))
+  await client.connect(httpTransport(url))
   return client
 }
 

@@ -2,8 +2,10 @@
 // requests every figure is made of, /proc memory, and small statistics.
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
 import { CallToolResultSchema } from "@modelcontextprotocol/sdk/types.js"
 import { execFileSync } from "node:child_process"
+import { setMaxListeners } from "node:events"
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
@@ -122,6 +124,20 @@ export const clawtoolRemoteArgs = (entry, sources) => {
 
 // ---------------------------------------------------------------------------------------------------------------------
 // Requests: the same two on every path
+
+/**
+ * The SDK's streamable-HTTP client transport, its requests over a fetch that lifts the listener limit of the signal
+ * they carry: the transport hands every request its one AbortController's signal, and each fetch in flight adds an
+ * abort listener to it, so 32 concurrent calls passed Node's default of 10 (hundreds of MaxListenersExceededWarning
+ * lines on the bench's stderr, each a stack trace the bench process paid for during the measured rounds).
+ */
+export const httpTransport = (url) =>
+  new StreamableHTTPClientTransport(url, {
+    fetch: (input, init) => {
+      if (init?.signal) setMaxListeners(0, init.signal)
+      return fetch(input, init)
+    }
+  })
 
 export const callEcho = (client, name) =>
   client.request({ method: "tools/call", params: { name, arguments: { text: "hello" } } }, CallToolResultSchema, {

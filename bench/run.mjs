@@ -7,7 +7,6 @@
 // Every figure is measured in this one run, on this machine, next to its direct-path baseline; the ratios are what
 // carries over to other machines. Prints a table and writes bench/results.json.
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
 import { execFileSync, spawn } from "node:child_process"
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import * as Os from "node:os"
@@ -16,6 +15,7 @@ import { pathToFileURL } from "node:url"
 import * as Bundle from "./bundle.mjs"
 import { codeMode } from "./codemode.mjs"
 import {
+  httpTransport,
   callEcho,
   childEnv,
   cleanup,
@@ -907,7 +907,7 @@ const remote = async () => {
     const url = `http://127.0.0.1:${port}/mcp`
     const direct = new Client({ name: "clawtool-bench", version: "1.0.0" })
     direct.onerror = () => {}
-    await direct.connect(new StreamableHTTPClientTransport(new URL(url)))
+    await direct.connect(httpTransport(new URL(url)))
     const via = await open(clawtoolRemoteArgs(Bundle.variants.dist, { echo: url }), "remote via clawtool")
     const paths = [
       { name: "direct", client: direct, tool: "echo" },
@@ -1043,7 +1043,7 @@ const metricsDaemon = (on) =>
       if (match === null) return
       const client = new Client({ name: "clawtool-bench", version: "1.0.0" })
       client.onerror = () => {}
-      client.connect(new StreamableHTTPClientTransport(new URL(match[1]))).then(
+      client.connect(httpTransport(new URL(match[1]))).then(
         () =>
           resolve({
             pid: child.pid,

@@ -53,6 +53,7 @@ const withFakeProvider = Effect.gen(function* () {
   }
   const sources = new Sources({
     reconfigure: () => Effect.dieMessage("not reloaded in this test"),
+    restart: () => Effect.dieMessage("not restarted in this test"),
     reportReload: () => Effect.void,
     names: ["fs"],
     awaitSettled: Effect.void,

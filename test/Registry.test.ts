@@ -53,6 +53,7 @@ const makeLayer = (initial: ReadonlyArray<InstanceTools>) =>
     const calls = yield* Ref.make<ReadonlyArray<{ instance: string; request: CallToolRequest }>>([])
     const sources = new Sources({
       reconfigure: () => Effect.dieMessage("not reloaded in this test"),
+      restart: () => Effect.dieMessage("not restarted in this test"),
       reportReload: () => Effect.void,
       names: ["fs", "gh", "off"],
       awaitSettled: Effect.void,
@@ -267,6 +268,7 @@ describe("Registry", () => {
       })
       const sources = new Sources({
         reconfigure: () => Effect.dieMessage("not reloaded in this test"),
+        restart: () => Effect.dieMessage("not restarted in this test"),
         reportReload: () => Effect.void,
         names: [],
         awaitSettled: Effect.void,

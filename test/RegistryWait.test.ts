@@ -20,6 +20,7 @@ const setup = (configText: string) =>
     const isUp = () => Effect.runSync(Deferred.isDone(up))
     const sources = new Sources({
       reconfigure: () => Effect.dieMessage("not reloaded in this test"),
+      restart: () => Effect.dieMessage("not restarted in this test"),
       reportReload: () => Effect.void,
       names: ["fs"],
       awaitSettled: Effect.never,

@@ -36,6 +36,8 @@ export const defaultCapacity = 4096
 /** The running audit. */
 export interface AuditLog {
   readonly enabled: boolean
+  /** The file written (undefined when off): the dashboard's recent calls read its end. */
+  readonly file: string | undefined
   /** What one session records with (session: the daemon's id; client: its initialize clientInfo.name); none when off. */
   readonly recorder: (
     session: string | undefined,
@@ -80,7 +82,7 @@ export const make = Effect.fn("Audit.make")(function* (
 ): Effect.fn.Return<AuditLog, never, Scope.Scope> {
   const { settings, file, sink, redact } = options
   if (!settings.enabled) {
-    return { enabled: false, recorder: () => undefined, health: Effect.succeed([]), dropped: () => 0 }
+    return { enabled: false, file: undefined, recorder: () => undefined, health: Effect.succeed([]), dropped: () => 0 }
   }
   if (settings.args === "redacted" && redact === undefined) {
     yield* Effect.logWarning(
@@ -165,6 +167,7 @@ export const make = Effect.fn("Audit.make")(function* (
 
   return {
     enabled: true,
+    file,
     recorder: (session, client, access) => ({ session, client, ...access, record }),
     health,
     dropped: () => dropped

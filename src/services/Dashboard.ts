@@ -3,12 +3,17 @@ import { writeFileAtomic } from "../atomicWrite.js"
 import type { HealthRow } from "../domain/Health.js"
 import type { JsonObject } from "../domain/Mcp.js"
 import { callErrorResult } from "./Gateway/Replies.js"
-import { Metrics } from "./Metrics.js"
+import { Audit } from "./Audit.js"
+import { metered, Metrics } from "./Metrics.js"
+import { OAuth } from "./OAuth.js"
 import { Pins } from "./Pins.js"
 import { Redaction } from "./Redaction.js"
 import { Registry } from "./Registry.js"
+import { Sources } from "./Sources.js"
+import { cachedTail } from "./Trust/AuditTail.js"
 import * as PinsCore from "./Trust/Pins.js"
 import { outcomeOfError, outcomeOfResult } from "./Trust/AuditLine.js"
+import type { OAuthError } from "./OAuth/Errors.js"
 
 /** A health row as the dashboard shows it: the last stderr line only, redacted, and the 15-minute latency line. */
 export interface SourceRow {
@@ -23,6 +28,8 @@ export interface SourceRow {
   readonly lastStderr: string
   readonly quarantined: number
   readonly latency: ReadonlyArray<number | null>
+  /** Unauthenticated, and a remote source with `oauth` set: a Log in button helps it. */
+  readonly login: boolean
 }
 
 /** A tool waiting for approval: why, whether held, and the unified diff of its pinned and current definitions. */
@@ -36,6 +43,20 @@ export interface WaitingTool {
   readonly diff: string
 }
 
+/** A login waiting for its redirect, by its `state`: whose, until when, and its code's exchange. */
+interface PendingLogin {
+  readonly instance: string
+  readonly until: number
+  readonly finish: (code: string) => Effect.Effect<void, OAuthError>
+}
+
+/** How long a login's redirect may take, and how many may wait at once (the oldest goes first). */
+const loginLifeMs = 10 * 60_000
+const maxPendingLogins = 16
+
+/** Recent calls the page shows. */
+const recentShown = 50
+
 const pretty = (definition: object | undefined) =>
   definition === undefined ? "" : `${JSON.stringify(definition, null, 2)}\n`
 
@@ -46,13 +67,29 @@ const pretty = (definition: object | undefined) =>
  * side is Daemon/DashboardRoutes; nothing here knows of requests.
  */
 export class Dashboard extends Effect.Service<Dashboard>()("clawtool/Dashboard", {
-  dependencies: [Registry.Default, Redaction.Default, Pins.Default],
+  dependencies: [Registry.Default, Redaction.Default, Pins.Default, Sources.Default, OAuth.Default],
   effect: Effect.gen(function* () {
     const registry = yield* Registry
     const redaction = yield* Redaction
     const pins = yield* Pins
+    const sources = yield* Sources
+    const oauth = yield* OAuth
     const metrics = Option.getOrUndefined(yield* Effect.serviceOption(Metrics))
     const redact = (text: string) => redaction.current().text(text)
+    const audit = Option.getOrUndefined(yield* Effect.serviceOption(Audit))
+    // The dashboard's own calls are audited and counted as a host's are.
+    const recorder = metered(
+      audit?.recorder(undefined, () => "dashboard"),
+      metrics,
+      undefined,
+      () => "dashboard"
+    )
+    /** Recent calls: the audit log's end when it is written (other clawtools', before a restart), else the meter's ring. */
+    const auditTail = audit?.file === undefined ? undefined : cachedTail(audit.file, recentShown)
+    const recentCalls = Effect.map(
+      auditTail === undefined ? Effect.succeed(undefined) : Effect.promise(auditTail),
+      (fromFile) => (fromFile ?? metrics?.recent.calls() ?? []).slice(-recentShown).reverse()
+    )
 
     const rowOf = (row: HealthRow, now: number): SourceRow => ({
       name: row.name,
@@ -65,7 +102,8 @@ export class Dashboard extends Effect.Service<Dashboard>()("clawtool/Dashboard",
       startedAt: row.startedAt,
       lastStderr: redact(row.stderrTail.at(-1) ?? ""),
       quarantined: row.quarantined,
-      latency: metrics?.recent.latency(row.name, now) ?? []
+      latency: metrics?.recent.latency(row.name, now) ?? [],
+      login: row.kind === "source" && row.status === "unauthenticated" && oauth.canLogin(row.name)
     })
 
     /** Every row (sources, then the config, pins and audit rows while something is wrong) and the recent calls. */
@@ -74,7 +112,7 @@ export class Dashboard extends Effect.Service<Dashboard>()("clawtool/Dashboard",
       const rows = yield* registry.health
       return {
         sources: rows.map((row) => rowOf(row, now)),
-        calls: (metrics?.recent.calls() ?? []).slice(-50).reverse()
+        calls: yield* recentCalls
       }
     })
 
@@ -118,7 +156,7 @@ export class Dashboard extends Effect.Service<Dashboard>()("clawtool/Dashboard",
     /** Calls a tool as a host would; the result redacted, the latency and the span's trace id; counted as any call. */
     const call = (name: string, args: JsonObject) =>
       Effect.gen(function* () {
-        metrics?.begin()
+        recorder?.begin?.()
         const at = yield* Clock.currentTimeMillis
         const started = performance.now()
         const span = yield* Effect.currentSpan.pipe(Effect.option)
@@ -127,7 +165,7 @@ export class Dashboard extends Effect.Service<Dashboard>()("clawtool/Dashboard",
         const route = registry.routeNow(name)
         const traceId = Option.isSome(span) ? span.value.traceId : undefined
         const result = Either.isRight(answered) ? answered.right : callErrorResult(answered.left)
-        metrics?.end({
+        recorder?.record({
           at,
           durationMs,
           session: undefined,
@@ -185,6 +223,47 @@ export class Dashboard extends Effect.Service<Dashboard>()("clawtool/Dashboard",
         return approved
       })
 
-    return { state, source, tools, call, waiting, approve } as const
+    /**
+     * Logins started from the dashboard, by their `state` (random, 128 bits): each is taken once, by the redirect that
+     * carries it, within `loginLifeMs`.
+     */
+    const pending = new Map<string, PendingLogin>()
+
+    /** `clawtool auth login` from the dashboard: the authorization URL, the redirect to `redirectUrl` on the daemon. */
+    const startLogin = (instance: string, redirectUrl: string) =>
+      Effect.gen(function* () {
+        const started = yield* oauth.startLogin(instance, redirectUrl)
+        if (started.authorizationUrl === undefined) {
+          yield* sources.restart(instance)
+          return { authorizationUrl: undefined }
+        }
+        const now = yield* Clock.currentTimeMillis
+        for (const [state, login] of pending) if (login.until <= now) pending.delete(state)
+        while (pending.size >= maxPendingLogins) pending.delete(pending.keys().next().value!)
+        pending.set(started.state, { instance, until: now + loginLifeMs, finish: started.finish })
+        return { authorizationUrl: started.authorizationUrl }
+      }).pipe(
+        Effect.mapError((error) => redact(error.message)),
+        Effect.either
+      )
+
+    /** The redirect: its `state` names a waiting login (used up now), whose code is exchanged; the source restarts. */
+    const finishLogin = (state: string, code: string | undefined, refused: string | undefined) =>
+      Effect.gen(function* () {
+        const login = pending.get(state)
+        pending.delete(state)
+        const now = yield* Clock.currentTimeMillis
+        if (login === undefined || login.until <= now) {
+          return yield* Effect.fail("this login is unknown or has expired: start it again from the dashboard")
+        }
+        if (code === undefined) {
+          return yield* Effect.fail(`the authorization server refused: ${refused ?? "no code in the redirect"}`)
+        }
+        yield* login.finish(code).pipe(Effect.mapError((error) => redact(error.message)))
+        yield* sources.restart(login.instance)
+        return login.instance
+      }).pipe(Effect.either)
+
+    return { state, source, tools, call, waiting, approve, startLogin, finishLogin } as const
   })
 }) {}

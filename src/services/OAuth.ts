@@ -108,6 +108,35 @@ export class OAuth extends Effect.Service<OAuth>()("clawtool/OAuth", {
       })
     }
 
+    /** A login's url and settings, or why none can run (not an oauth source, a client secret not set). */
+    const loginSettings = (instance: string) =>
+      Effect.flatMap(oauthSource(instance), ({ url, oauth }) => {
+        const { settings, missing } = settingsOf(instance, oauth)
+        return missing.length > 0
+          ? Effect.fail(
+              new OAuthError({
+                instance,
+                reason: "Flow",
+                detail: `oauth.client_secret refers to ${missing.map((name) => `\${${name}}`).join(", ")}; set it with: clawtool source set-secret ${instance} ${missing[0]}`
+              })
+            )
+          : Effect.succeed({ url, settings })
+      })
+
+    /** A step of the flow (the SDK's promises): its OAuthError as is, anything else as a Flow failure. */
+    const flowStep = <A>(instance: string, step: () => Promise<A>) =>
+      Effect.tryPromise({
+        try: step,
+        catch: (error) =>
+          error instanceof OAuthError
+            ? error
+            : new OAuthError({
+                instance,
+                reason: "Flow",
+                detail: error instanceof Error ? error.message : String(error)
+              })
+      })
+
     const provider = (instance: string, url: string, oauth: OAuthConfig) =>
       Effect.suspend(() => {
         const { settings, missing } = settingsOf(instance, oauth)
@@ -173,31 +202,32 @@ export class OAuth extends Effect.Service<OAuth>()("clawtool/OAuth", {
       provider,
       /** The browser flow for one source; `say` gets the lines for the terminal (the URL among them). */
       login: Effect.fn("OAuth.login")(function* (instance: string, say: (line: string) => void) {
-        const { url, oauth } = yield* oauthSource(instance)
-        const { settings, missing } = settingsOf(instance, oauth)
-        if (missing.length > 0) {
-          return yield* new OAuthError({
-            instance,
-            reason: "Flow",
-            detail: `oauth.client_secret refers to ${missing.map((name) => `\${${name}}`).join(", ")}; set it with: clawtool source set-secret ${instance} ${missing[0]}`
-          })
-        }
-        yield* Effect.tryPromise({
-          try: () =>
-            loadLogin().then(({ login }) =>
-              login({ instance, url, settings, dir, say, env, timeoutMs: loginTimeoutMs })
-            ),
-          catch: (error) =>
-            error instanceof OAuthError
-              ? error
-              : new OAuthError({
-                  instance,
-                  reason: "Flow",
-                  detail: error instanceof Error ? error.message : String(error)
-                })
-        })
+        const { url, settings } = yield* loginSettings(instance)
+        yield* flowStep(instance, () =>
+          loadLogin().then(({ login }) => login({ instance, url, settings, dir, say, env, timeoutMs: loginTimeoutMs }))
+        )
         return yield* statusOf(instance, url)
       }),
+      /**
+       * The dashboard's login (ADR 034): the flow up to the browser step, its redirect on the daemon (`redirectUrl`);
+       * the caller keeps the flow by its `state` until the redirect brings the code.
+       */
+      startLogin: Effect.fn("OAuth.startLogin")(function* (instance: string, redirectUrl: string) {
+        const { url, settings } = yield* loginSettings(instance)
+        const flow = yield* flowStep(instance, () =>
+          loadLogin().then(({ startFlow }) => startFlow({ instance, url, settings, dir, redirectUrl }))
+        )
+        return {
+          state: flow.state,
+          authorizationUrl: flow.authorizationUrl?.href,
+          finish: (code: string) => flowStep(instance, () => flow.finish(code))
+        }
+      }),
+      /** Whether `instance` is a remote source with `oauth` set (a login can help it). */
+      canLogin: (instance: string) => {
+        const source = config.sources[instance]
+        return source !== undefined && Option.isSome(oauthSourceOf(source))
+      },
       /** Every remote source with `oauth` set, by instance. */
       status: Effect.forEach(
         Object.keys(config.sources)

@@ -76,6 +76,8 @@ export interface SourcesApi {
     next: ClawtoolConfig,
     resolve: (instance: string, source: SourceConfig) => ResolvedSource
   ) => Effect.Effect<ConfigDiff.ConfigDiff>
+  /** Stops an instance's child (if any), starts a new one under a fresh policy (after a login), as a reload would. */
+  readonly restart: (instance: string) => Effect.Effect<void>
   /**
    * The config file's last reload: the entries it skipped once one succeeded, else why it was rejected (a Health row
    * while it lasts; the skipped entries stay those of the config in effect).
@@ -318,6 +320,16 @@ export class Sources extends Effect.Service<Sources>()("clawtool/Sources", {
         const changes = ConfigDiff.diff(previous.config, next, { old: previous.resolve, next: resolve })
         // Nothing changed: nothing restarted, nothing announced.
         if (ConfigDiff.isEmpty(changes)) return changes
+        return yield* apply(changes, next, resolve)
+      }).pipe(Effect.withSpan("Sources.reconfigure"))
+
+    /** Stops, starts and restarts what `changes` says, in one change of the state. */
+    const apply = (
+      changes: ConfigDiff.ConfigDiff,
+      next: ClawtoolConfig,
+      resolve: (instance: string, source: SourceConfig) => ResolvedSource
+    ) =>
+      Effect.gen(function* () {
         const begun = [...changes.start, ...changes.restart]
         yield* state.batch(
           Effect.gen(function* () {
@@ -357,7 +369,14 @@ export class Sources extends Effect.Service<Sources>()("clawtool/Sources", {
           })
         )
         return changes
-      }).pipe(Effect.withSpan("Sources.reconfigure"))
+      })
+
+    const restart = (instance: string) =>
+      Effect.flatMap(Ref.get(loaded), ({ config, resolve }) =>
+        slots.has(instance)
+          ? apply({ start: [], stop: [], restart: [instance], keep: [], settings: [] }, config, resolve)
+          : Effect.void
+      ).pipe(Effect.withSpan("Sources.restart", { attributes: { "clawtool.instance": instance } }))
 
     const pastStarting = (instance: string) => {
       const current = state.get().instances.get(instance)
@@ -457,6 +476,7 @@ export class Sources extends Effect.Service<Sources>()("clawtool/Sources", {
         })
       }),
       reconfigure,
+      restart,
       reportReload: (outcome) =>
         Ref.update(loaded, (current) => ({
           ...current,

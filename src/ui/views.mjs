@@ -41,6 +41,37 @@ export const Sparkline = ({ values, name }) => {
   )
 }
 
+/**
+ * `clawtool auth login` from the page: the daemon starts the flow and answers the authorization URL, opened in a new
+ * tab (opened on the click, so no popup blocker); the redirect ends on the daemon, and this row turns running.
+ */
+const LoginButton = ({ name }) => {
+  const [problem, setProblem] = useState("")
+  const [link, setLink] = useState(undefined)
+  const click = async () => {
+    setProblem("")
+    const tab = window.open("", "_blank")
+    try {
+      const { authorizationUrl } = await post("/api/oauth/login", { source: name })
+      if (authorizationUrl === undefined) return tab?.close()
+      if (tab === null) return setLink(authorizationUrl)
+      tab.opener = null
+      tab.location.href = authorizationUrl
+    } catch (e) {
+      tab?.close()
+      setProblem(String(e.message))
+    }
+  }
+  return h(
+    "div",
+    { class: "login-needed" },
+    h("span", null, "needs login "),
+    h("button", { type: "button", onClick: click, "aria-label": `Log in to ${name}` }, "Log in"),
+    link ? h("a", { href: link, target: "_blank", rel: "noopener noreferrer" }, "Open the authorization page") : null,
+    problem ? h("p", { role: "alert", class: "bad-text" }, problem) : null
+  )
+}
+
 export const Health = ({ state }) => {
   const [now, setNow] = useState(Date.now())
   useEffect(() => {
@@ -83,7 +114,8 @@ export const Health = ({ state }) => {
               "td",
               null,
               h(Status, { status: row.status }),
-              row.reason ? h("div", { class: "reason" }, row.reason) : null
+              row.reason ? h("div", { class: "reason" }, row.reason) : null,
+              row.login ? h(LoginButton, { name: row.name }) : null
             ),
             h("td", null, String(row.restarts)),
             h("td", null, uptime(row.startedAt, row.status, now)),

@@ -46,6 +46,7 @@ read_only = true
 const layer = () => {
   const sources = new Sources({
     reconfigure: () => Effect.dieMessage("not reloaded in this test"),
+    restart: () => Effect.dieMessage("not restarted in this test"),
     reportReload: () => Effect.void,
     names: ["fs", "gh", "mem"],
     awaitSettled: Effect.void,

@@ -6,8 +6,9 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import { chromium, type Page } from "playwright-core"
 import { ensureBuilt, runCli } from "../lib/cli.js"
-import { rawRequest, startDaemon } from "../lib/daemon.js"
+import { callTool, httpClient, rawRequest, startDaemon } from "../lib/daemon.js"
 import { root, stubCommand, tempDir } from "../lib/sources.js"
+import { startOAuthServer } from "../fixtures/oauth-server.js"
 
 const executablePath = "/usr/bin/chromium"
 const hasChromium = fs.existsSync(executablePath)
@@ -42,6 +43,28 @@ const accessibilityProblems = async (page: Page) => {
       (violation) => `${violation.id} (${violation.impact}): ${JSON.stringify(violation.nodes.map((n) => n.target))}`
     )
 }
+
+/** Debian's Chromium on a fresh profile folder, closed with the scope. */
+const launchChromium = Effect.acquireRelease(
+  Effect.promise(() =>
+    chromium.launchPersistentContext(tempDir("clawtool-chromium-"), {
+      executablePath,
+      headless: true,
+      viewport: { width: 1280, height: 800 },
+      args: [
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync"
+      ]
+    })
+  ),
+  (context) => Effect.promise(() => context.close())
+)
 
 /** A config with a stub (killed and restarted below) and the rug-pull fixture, whose tool is quarantined. */
 const setup = () => {
@@ -93,27 +116,7 @@ describe.skipIf(!hasChromium)("the dashboard at /ui (built CLI, Chromium)", () =
         assert.notInclude(csp, "unsafe")
         assert.notInclude(page.body, "<script>", "no inline script")
 
-        const userDataDir = tempDir("clawtool-chromium-")
-        const browser = yield* Effect.acquireRelease(
-          Effect.promise(() =>
-            chromium.launchPersistentContext(userDataDir, {
-              executablePath,
-              headless: true,
-              viewport: { width: 1280, height: 800 },
-              args: [
-                "--headless",
-                "--no-sandbox",
-                "--disable-gpu",
-                "--disable-quic",
-                "--no-first-run",
-                "--disable-background-networking",
-                "--disable-component-update",
-                "--disable-sync"
-              ]
-            })
-          ),
-          (context) => Effect.promise(() => context.close())
-        )
+        const browser = yield* launchChromium
         const tab = browser.pages()[0] ?? (yield* Effect.promise(() => browser.newPage()))
         const problems: Array<string> = []
         tab.on("console", (message) => {
@@ -204,5 +207,137 @@ describe.skipIf(!hasChromium)("the dashboard at /ui (built CLI, Chromium)", () =
         )
       }),
     120_000
+  )
+  it.scopedLive(
+    "a remote source needing a login: Log in runs the OAuth flow on the daemon, the row turns running without a reload",
+    () =>
+      Effect.gen(function* () {
+        const server = yield* Effect.acquireRelease(
+          Effect.promise(() => startOAuthServer()),
+          (server) => Effect.promise(() => server.close())
+        )
+        const dir = tempDir("clawtool-dashboard-oauth-")
+        const state = path.join(dir, "state")
+        const config = path.join(dir, "config.toml")
+        fs.writeFileSync(
+          config,
+          `[http]\ntoken = "${token}"\n\n[sources.linear]\nurl = ${JSON.stringify(server.mcpUrl)}\noauth = true\n`
+        )
+        const daemon = yield* startDaemon(config, { env: { CLAWTOOL_STATE_DIR: state, BROWSER: "" } })
+        const base = `http://127.0.0.1:${daemon.port}`
+
+        // The start route is an API route: token, Origin; the callback takes only a state this daemon handed out.
+        const start = (headers: Record<string, string>) =>
+          rawRequest(daemon.port, {
+            method: "POST",
+            path: "/api/oauth/login",
+            headers,
+            body: JSON.stringify({ source: "linear" })
+          })
+        assert.strictEqual((yield* start({})).status, 401)
+        assert.strictEqual(
+          (yield* start({ authorization: `Bearer ${token}`, origin: "http://evil.example" })).status,
+          403
+        )
+        const forged = yield* rawRequest(daemon.port, {
+          method: "GET",
+          path: "/ui/oauth/callback?code=stolen&state=guessed",
+          headers: {}
+        })
+        assert.strictEqual(forged.status, 400)
+        assert.include(forged.body, "unknown or has expired")
+        assert.strictEqual(server.counters.authorizations, 0)
+
+        const browser = yield* launchChromium
+        const tab = browser.pages()[0] ?? (yield* Effect.promise(() => browser.newPage()))
+        const step = <A>(run: () => Promise<A>) => Effect.promise(run)
+        yield* step(() => tab.goto(`${base}/ui`))
+        yield* step(() => tab.getByLabel("Daemon token").fill(token))
+        yield* step(() => tab.getByLabel("Daemon token").press("Enter"))
+        const row = tab.locator(`tr[data-source="linear"]`)
+        yield* step(() => row.and(tab.locator(`[data-status="unauthenticated"]`)).waitFor())
+        assert.include(yield* step(() => row.innerText()), "needs login")
+        assert.deepStrictEqual(yield* step(() => accessibilityProblems(tab)), [], "a source needing a login")
+        yield* step(() => tab.evaluate(() => ((globalThis as unknown as PageGlobals).marker = 1)))
+
+        // Log in: a new tab goes to the authorization server (the fixture approves at once), back to the daemon.
+        const opened = browser.waitForEvent("page")
+        yield* step(() => tab.getByRole("button", { name: "Log in to linear" }).click())
+        const popup = yield* step(() => opened)
+        yield* step(() => popup.getByText("linear is logged in").waitFor({ timeout: 20_000 }))
+        yield* step(() => row.and(tab.locator(`[data-status="running"]`)).waitFor({ timeout: 20_000 }))
+        assert.notInclude(yield* step(() => row.innerText()), "needs login")
+        assert.strictEqual(
+          yield* step(() => tab.evaluate(() => (globalThis as unknown as PageGlobals).marker)),
+          1,
+          "the page was not reloaded"
+        )
+        assert.strictEqual(server.counters.codeExchanges, 1)
+
+        // Stored as `auth login` stores them (0600), and nowhere the page or the logs can see.
+        const tokenFile = path.join(state, "oauth", "linear.json")
+        assert.strictEqual(fs.statSync(tokenFile).mode & 0o777, 0o600)
+        const stored = JSON.parse(fs.readFileSync(tokenFile, "utf8"))
+        const grant = stored.grants[stored.issuer]
+        const callbackUrl = popup.url()
+        const seen = [
+          callbackUrl,
+          yield* step(() => popup.content()),
+          yield* step(() => tab.content()),
+          daemon.stderr()
+        ]
+        for (const secret of [grant.tokens.access_token, grant.tokens.refresh_token] as ReadonlyArray<string>) {
+          for (const text of seen) assert.notInclude(text, secret)
+        }
+        // The redirect is single use: the same URL again is refused, and exchanges nothing.
+        const replay = yield* rawRequest(daemon.port, {
+          method: "GET",
+          path: new URL(callbackUrl).pathname + new URL(callbackUrl).search,
+          headers: {}
+        })
+        assert.strictEqual(replay.status, 400)
+        assert.strictEqual(server.counters.codeExchanges, 1)
+      }),
+    120_000
+  )
+})
+
+describe("the dashboard's recent calls (built CLI, /api/state)", () => {
+  it.scopedLive(
+    "come from the audit log when it is written: a call from before a restart and one another clawtool wrote appear",
+    () =>
+      Effect.gen(function* () {
+        const dir = tempDir("clawtool-dashboard-audit-")
+        const audit = path.join(dir, "audit.jsonl")
+        const config = path.join(dir, "config.toml")
+        fs.writeFileSync(
+          config,
+          `[http]\ntoken = "${token}"\n\n[audit]\npath = ${JSON.stringify(audit)}\n\n[sources.stub]\ncommand = ${stubCommand()}\n`
+        )
+        const calls = (port: number) =>
+          Effect.map(
+            rawRequest(port, { method: "GET", path: "/api/state", headers: { authorization: `Bearer ${token}` } }),
+            (response) =>
+              (JSON.parse(response.body) as { calls: ReadonlyArray<{ source: string; tool: string }> }).calls.map(
+                (call) => `${call.source}.${call.tool}`
+              )
+          )
+        // The first daemon answers one call, then stops (its audit lines are written on the way out at the latest).
+        yield* Effect.scoped(
+          Effect.gen(function* () {
+            const daemon = yield* startDaemon(config)
+            const { client } = yield* httpClient(daemon.url, { token })
+            yield* callTool(client, "stub__echo", { text: "before the restart" })
+          })
+        )
+        // Another clawtool writing the same file.
+        fs.appendFileSync(
+          audit,
+          `{"time":"${new Date().toISOString()}","instance":"elsewhere","tool":"search","outcome":"ok","duration_ms":1,"bytes_in":2,"bytes_out":3,"args_sha256":"00"}\n`
+        )
+        const daemon = yield* startDaemon(config)
+        assert.deepStrictEqual(yield* calls(daemon.port), ["elsewhere.search", "stub.echo"])
+      }),
+    60_000
   )
 })

@@ -1,4 +1,4 @@
-import { Effect, Option } from "effect"
+import { Effect, Either, Option } from "effect"
 import * as Fs from "node:fs"
 import type * as http from "node:http"
 import * as Path from "node:path"
@@ -77,6 +77,24 @@ const readJson = (req: http.IncomingMessage) =>
     })
     req.on("error", reject)
   })
+
+/** Where the authorization server sends the browser back after a login started on the dashboard. */
+const callbackPath = "/ui/oauth/callback"
+
+/** The dashboard's origin as the browser knows it (Origin and Host were checked): the redirect must come back there. */
+const pageOrigin = (req: http.IncomingMessage) => {
+  const origin = req.headers.origin
+  return origin !== undefined && origin !== "null" ? origin : `http://${req.headers.host ?? "127.0.0.1"}`
+}
+
+const escapeHtml = (text: string) =>
+  text.replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]!)
+
+/** The page the login's redirect ends on: what happened, no script, nothing of the code or the tokens. */
+const loginPage = (title: string, text: string) =>
+  `<!doctype html>\n<html lang="en"><head><meta charset="utf-8"><title>${escapeHtml(title)}</title>` +
+  `<link rel="stylesheet" href="/ui/app.css"></head><body><main class="login"><h1>${escapeHtml(title)}</h1>` +
+  `<p role="status">${escapeHtml(text)}</p><p><a href="/ui">Back to the dashboard</a></p></main></body></html>\n`
 
 const isObject = (value: unknown): value is JsonObject =>
   typeof value === "object" && value !== null && !Array.isArray(value)
@@ -168,6 +186,13 @@ export const dashboardRoutes = (
       }
       return json(res, 200, await run(dashboard.call(name, args)))
     }
+    if (path === "/api/oauth/login") {
+      if (typeof body.source !== "string" || body.source === "") {
+        return json(res, 400, { error: `expected {"source": "instance"}` })
+      }
+      const started = await run(dashboard.startLogin(body.source, `${pageOrigin(req)}${callbackPath}`))
+      return Either.isLeft(started) ? json(res, 400, { error: started.left }) : json(res, 200, started.right)
+    }
     if (path === "/api/trust/approve") {
       if (typeof body.selector !== "string" || body.selector === "") {
         return json(res, 400, { error: `expected {"selector": "instance.tool"}` })
@@ -177,11 +202,31 @@ export const dashboardRoutes = (
     return json(res, 404, { error: "not found" })
   }
 
+  /** The redirect of a login the dashboard started: single use, matched by its `state`, then the source restarts. */
+  const callback = (req: http.IncomingMessage, res: http.ServerResponse) => {
+    const query = new URL(req.url ?? "/", "http://dashboard").searchParams
+    const state = query.get("state") ?? ""
+    const refused = query.get("error")
+    run(dashboard.finishLogin(state, query.get("code") ?? undefined, refused === null ? undefined : refused)).then(
+      (done) =>
+        Either.isRight(done)
+          ? send(
+              res,
+              200,
+              loginPage("Logged in", `${done.right} is logged in and restarting. You can close this tab.`),
+              assets["index.html"]!
+            )
+          : send(res, 400, loginPage("Login failed", done.left), assets["index.html"]!),
+      () => send(res, 500, loginPage("Login failed", "internal error"), assets["index.html"]!)
+    )
+  }
+
   return (path, req, res) => {
     if (path === "/ui" || path === "/ui/" || path.startsWith("/ui/")) {
       const host = refusal({ ...guard, token: undefined }, req)
       if (host !== undefined) refuse(res, host)
       else if (req.method !== "GET") send(res, 405, "Method not allowed", "text/plain", { allow: "GET" })
+      else if (path === callbackPath) callback(req, res)
       else page(path === "/ui" || path === "/ui/" ? "index.html" : path.slice("/ui/".length), res)
       return true
     }

@@ -14,6 +14,8 @@ export const defaultProfile = "default"
 /** Seconds: a quick core tool (1 ms) to a slow remote call (a minute). */
 const durationBuckets = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60]
 
+type CallLabels = { readonly source: string; readonly tool: string; readonly outcome: string }
+
 /** What a scrape reads of the Registry (health rows, the catalog, list_wait's timeouts). */
 type Source = Pick<Registry, "health" | "catalog" | "listWaitTimeouts">
 
@@ -32,19 +34,52 @@ export const make = (registry: Source) =>
     let rows: ReadonlyArray<HealthRow> = []
     const sources = () => rows.filter((row) => row.kind === "source" && row.status !== "skipped")
 
-    const calls = new Prom.Counter({
+    // Calls are counted in plain numbers on the call's path (a Map lookup, an increment, a bucket): prom-client's
+    // labelled children validate and hash their labels on every inc and observe. A scrape copies the numbers out.
+    const counted = new Map<string, { readonly labels: CallLabels; count: number }>()
+    /** Each series once (a capped pair's keys share the "other" one). */
+    const series = new Set<{ readonly labels: CallLabels; count: number }>()
+    const timed = new Map<string, { readonly buckets: Float64Array; sum: number; count: number }>()
+    new Prom.Counter({
       name: "clawtool_tool_calls_total",
       help: "tools/call requests answered, by source instance (core: clawtool's own tools), tool and outcome",
       labelNames: ["source", "tool", "outcome"] as const,
-      registers
+      registers,
+      collect() {
+        this.reset()
+        for (const { labels, count } of series) this.inc(labels, count)
+      }
     })
-    const duration = new Prom.Histogram({
-      name: "clawtool_tool_call_duration_seconds",
-      help: "tools/call duration as the host saw it, by source instance",
-      labelNames: ["source"] as const,
-      buckets: durationBuckets,
-      registers
-    })
+    const durationName = "clawtool_tool_call_duration_seconds"
+    const durationHelp = "tools/call duration as the host saw it, by source instance"
+    const durationValues = () =>
+      Array.from(timed, ([source, { buckets, sum, count }]) => {
+        let below = 0
+        return [
+          ...durationBuckets.map((le, i) => ({
+            metricName: `${durationName}_bucket`,
+            labels: { source, le },
+            value: (below += buckets[i]!)
+          })),
+          { metricName: `${durationName}_bucket`, labels: { source, le: "+Inf" }, value: count },
+          { metricName: `${durationName}_sum`, labels: { source }, value: sum },
+          { metricName: `${durationName}_count`, labels: { source }, value: count }
+        ]
+      }).flat()
+    // A histogram as the registry reads one (its name, type and `get`), over the plain buckets above.
+    prom.registerMetric({
+      name: durationName,
+      help: durationHelp,
+      type: "histogram",
+      aggregator: "sum",
+      get: async () => ({
+        name: durationName,
+        help: durationHelp,
+        type: "histogram",
+        aggregator: "sum",
+        values: durationValues()
+      })
+    } as unknown as Prom.Metric)
     const inFlight = new Prom.Gauge({
       name: "clawtool_calls_in_flight",
       help: "tools/call requests begun and not yet answered",
@@ -98,9 +133,6 @@ export const make = (registry: Source) =>
     })
 
     const recent = Recent.make()
-    type Child = { readonly inc: () => void }
-    const counted = new Map<string, Child>()
-    const timed = new Map<string, { readonly observe: (value: number) => void }>()
     const pairs = new Set<string>()
     let open = 0
 
@@ -110,24 +142,30 @@ export const make = (registry: Source) =>
       // A name nothing routes to is not a tool anyone listed: its label would be the host's to choose.
       let tool = call.instance === undefined ? "other" : call.tool
       const key = `${source}\u0000${tool}\u0000${call.outcome}`
-      let child = counted.get(key)
-      if (child === undefined) {
+      let entry = counted.get(key)
+      if (entry === undefined) {
         const pair = `${source}\u0000${tool}`
         if (!pairs.has(pair)) {
           if (pairs.size >= maxToolLabels) tool = "other"
           else pairs.add(pair)
         }
-        child = calls.labels({ source, tool, outcome: call.outcome })
-        counted.set(`${source}\u0000${tool}\u0000${call.outcome}`, child)
-        counted.set(key, child)
+        const bucketKey = `${source}\u0000${tool}\u0000${call.outcome}`
+        entry = counted.get(bucketKey) ?? { labels: { source, tool, outcome: call.outcome }, count: 0 }
+        counted.set(bucketKey, entry)
+        counted.set(key, entry)
+        series.add(entry)
       }
-      child.inc()
-      let timer = timed.get(source)
-      if (timer === undefined) {
-        timer = duration.labels({ source })
-        timed.set(source, timer)
+      entry.count++
+      let time = timed.get(source)
+      if (time === undefined) {
+        time = { buckets: new Float64Array(durationBuckets.length), sum: 0, count: 0 }
+        timed.set(source, time)
       }
-      timer.observe(call.durationMs / 1000)
+      const seconds = call.durationMs / 1000
+      time.sum += seconds
+      time.count++
+      const bucket = durationBuckets.findIndex((le) => seconds <= le)
+      if (bucket !== -1) time.buckets[bucket]! += 1
       recent.add(call)
     }
 

@@ -137,10 +137,75 @@ const why = (error: unknown): string => {
   return typeof cause?.code === "string" ? `${error.message} (${cause.code})` : error.message
 }
 
+/** One authorization code flow waiting for its redirect: where to send the browser, and the code's exchange. */
+export interface Flow {
+  /** The `state` the redirect must carry back (random, this flow's only). */
+  readonly state: string
+  /** The authorization URL for the browser; undefined when no browser step was needed. */
+  readonly authorizationUrl: URL | undefined
+  /** Exchanges the redirect's code (with this flow's PKCE verifier) and stores the tokens (0600). */
+  readonly finish: (code: string) => Promise<void>
+}
+
+export interface FlowOptions {
+  readonly instance: string
+  readonly url: string
+  readonly settings: OAuthSettings
+  readonly dir: string
+  /** Where the authorization server sends the browser back: the loopback listener, or the daemon's callback. */
+  readonly redirectUrl: string
+}
+
+/**
+ * The flow up to the browser step (discovery, registration, PKCE S256, `resource`), shared by `auth login` and the
+ * daemon's dashboard (ADR 034): nothing here waits for the browser.
+ */
+export const startFlow = async (options: FlowOptions): Promise<Flow> => {
+  const { instance, url } = options
+  const origin = new URL(url).origin
+  let authorizationUrl: URL | undefined
+  const provider = new SourceOAuthProvider({
+    instance,
+    url,
+    settings: options.settings,
+    dir: options.dir,
+    mode: {
+      kind: "login",
+      redirectUrl: options.redirectUrl,
+      open: async (opened) => {
+        authorizationUrl = opened
+      }
+    }
+  })
+  const hints = await challenge(url)
+  const step = (authorizationCode?: string) =>
+    auth(provider, {
+      serverUrl: url,
+      ...(authorizationCode === undefined ? {} : { authorizationCode }),
+      ...(hints.resourceMetadataUrl === undefined ? {} : { resourceMetadataUrl: hints.resourceMetadataUrl }),
+      ...(hints.scope === undefined ? {} : { scope: hints.scope })
+    }).catch(async (error: unknown) => {
+      // A flow that throws frees nothing itself: the lock file must not outlive this process.
+      await provider.releaseLock()
+      throw error instanceof OAuthError
+        ? error
+        : fail(instance, "Flow", `the OAuth flow with ${origin} failed: ${why(error)}`)
+    })
+  const first = await step()
+  return {
+    state: provider.state(),
+    authorizationUrl: first === "AUTHORIZED" ? undefined : authorizationUrl,
+    finish: async (code) => {
+      if ((await step(code)) !== "AUTHORIZED") {
+        throw fail(instance, "Flow", "the authorization server did not issue tokens for the code")
+      }
+    }
+  }
+}
+
 /** Runs the whole flow; resolves once the tokens are stored. */
 export const login = async (options: LoginOptions): Promise<void> => {
   const { instance, url, say } = options
-  const origin = new URL(url).origin
   const env = options.env ?? process.env
   const loopback = await listen(options.settings.redirectPort ?? 0).catch((error: NodeJS.ErrnoException) => {
     throw fail(
@@ -151,37 +216,12 @@ export const login = async (options: LoginOptions): Promise<void> => {
   })
   try {
     const redirectUrl = `http://127.0.0.1:${loopback.port}/callback`
-    const provider = new SourceOAuthProvider({
-      instance,
-      url,
-      settings: options.settings,
-      dir: options.dir,
-      mode: {
-        kind: "login",
-        redirectUrl,
-        open: async (authorizationUrl) => {
-          say(`Open this URL in a browser to authorize ${instance}:`)
-          say(`  ${authorizationUrl.href}`)
-          say(`Waiting for the redirect to ${redirectUrl} ...`)
-          openBrowser(authorizationUrl.href, env, say)
-        }
-      }
-    })
-    const hints = await challenge(url)
-    const step = (authorizationCode?: string) =>
-      auth(provider, {
-        serverUrl: url,
-        ...(authorizationCode === undefined ? {} : { authorizationCode }),
-        ...(hints.resourceMetadataUrl === undefined ? {} : { resourceMetadataUrl: hints.resourceMetadataUrl }),
-        ...(hints.scope === undefined ? {} : { scope: hints.scope })
-      }).catch(async (error: unknown) => {
-        // A flow that throws frees nothing itself: the lock file must not outlive this process.
-        await provider.releaseLock()
-        throw error instanceof OAuthError
-          ? error
-          : fail(instance, "Flow", `the OAuth flow with ${origin} failed: ${why(error)}`)
-      })
-    if ((await step()) === "AUTHORIZED") return
+    const flow = await startFlow({ instance, url, settings: options.settings, dir: options.dir, redirectUrl })
+    if (flow.authorizationUrl === undefined) return
+    say(`Open this URL in a browser to authorize ${instance}:`)
+    say(`  ${flow.authorizationUrl.href}`)
+    say(`Waiting for the redirect to ${redirectUrl} ...`)
+    openBrowser(flow.authorizationUrl.href, env, say)
     let timer: NodeJS.Timeout | undefined
     const timeout = new Promise<never>((_, reject) => {
       timer = setTimeout(
@@ -198,12 +238,10 @@ export const login = async (options: LoginOptions): Promise<void> => {
     })
     const answer = await Promise.race([loopback.next, timeout]).finally(() => clearTimeout(timer))
     if ("error" in answer) throw fail(instance, "Callback", answer.error)
-    if (answer.state !== provider.state()) {
+    if (answer.state !== flow.state) {
       throw fail(instance, "Callback", "the redirect's state does not match this login (a stale or forged redirect)")
     }
-    if ((await step(answer.code)) !== "AUTHORIZED") {
-      throw fail(instance, "Flow", "the authorization server did not issue tokens for the code")
-    }
+    await flow.finish(answer.code)
   } finally {
     loopback.server.closeAllConnections()
     await new Promise<void>((resolve) => loopback.server.close(() => resolve()))
