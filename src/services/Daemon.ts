@@ -227,7 +227,7 @@ export class Daemon extends Effect.Service<Daemon>()("clawtool/Daemon", {
           req: http.IncomingMessage,
           res: http.ServerResponse,
           body: Record<string, unknown>,
-          profile: string | undefined
+          access: { readonly profile: string | undefined; readonly token: string | undefined }
         ) => {
           const id = body.id
           if (typeof id !== "string" && typeof id !== "number") {
@@ -256,7 +256,7 @@ export class Daemon extends Effect.Service<Daemon>()("clawtool/Daemon", {
           res.once("close", () => {
             if (modernHttp.forget(key)) modern.cancel(key)
           })
-          void run(modern.serve(key, { id, method, params: body.params }, checked.envelope, profile))
+          void run(modern.serve(key, { id, method, params: body.params }, checked.envelope, access))
         }
 
         const readiness = Effect.map(gateway.health, (rows) => rows.map(({ stderrTail: _stderr, ...row }) => row))
@@ -336,7 +336,7 @@ export class Daemon extends Effect.Service<Daemon>()("clawtool/Daemon", {
             !Array.isArray(body) &&
             Era.openingEra((body as { method?: unknown }).method, (body as { params?: unknown }).params) === "modern"
           ) {
-            return serveModern(req, res, body as Record<string, unknown>, view.profile)
+            return serveModern(req, res, body as Record<string, unknown>, view)
           }
           if (options.stateless) {
             // Each request stands alone: a fresh session that ends with its response.

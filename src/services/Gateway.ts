@@ -59,6 +59,12 @@ export interface Outbound {
 
 const listKinds = ["tools", "resources", "prompts"] as const
 
+/** Who a daemon request comes from: its endpoint's profile and its token's name (never the token). */
+interface Access {
+  readonly profile?: string | undefined
+  readonly token?: string | undefined
+}
+
 /**
  * The MCP edge facing the host: one session per host connection, over the one Registry every session shares.
  * `initialize` is answered at once; lists wait for sources still starting at most `list_wait` (ADR 015), and a source
@@ -338,13 +344,13 @@ export class Gateway extends Effect.Service<Gateway>()("clawtool/Gateway", {
       }
       return {
         cancel: (key: string) => cancels.cancel(key, "the host closed the request"),
-        /** `profile`: the endpoint's (issue 26); absent: the whole catalog. */
-        serve: (key: string, request: Modern.ModernRequest, envelope: Era.Envelope, profile?: string) =>
+        /** `access`: the endpoint's profile (issue 26; absent: the whole catalog) and the token's name. */
+        serve: (key: string, request: Modern.ModernRequest, envelope: Era.Envelope, access: Access = {}) =>
           Effect.gen(function* () {
             const view = yield* sessions.join({
               id: key,
               stateless: true,
-              profile,
+              ...access,
               request: (instance, method, params) =>
                 parking.ask(
                   instance,
@@ -354,10 +360,12 @@ export class Gateway extends Effect.Service<Gateway>()("clawtool/Gateway", {
             })
             // What the request declares is what its children's reverse requests may use (MRTR).
             yield* view.initialized(envelope.capabilities)
-            const recorder = Option.getOrUndefined(audit)?.recorder(key, () => {
+            const client = () => {
               const name = envelope.clientInfo?.name
               return typeof name === "string" ? name : undefined
-            })
+            }
+            const named = { profile: view.profile, token: view.token }
+            const recorder = metered(Option.getOrUndefined(audit)?.recorder(key, client, named), meter, key, client)
             const seen = registry.viewOf(view.profile)
             const handlers = Handlers.handlers({ registry: seen, tracing, redact }, view, false, recorder)
             const fiber = Modern.serve(

@@ -2,9 +2,11 @@ import { assert, beforeAll, describe, it } from "@effect/vitest"
 import { Client } from "@modelcontextprotocol/client"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/client"
 import { Effect } from "effect"
+import * as fs from "node:fs"
+import * as path from "node:path"
 import { ensureBuilt, writeConfig } from "../lib/cli.js"
-import { initializeBody, messagesOf, rawRequest, startDaemon } from "../lib/daemon.js"
-import { stubCommand } from "../lib/sources.js"
+import { httpClient, initializeBody, messagesOf, rawRequest, startDaemon } from "../lib/daemon.js"
+import { eventually, stubCommand, tempDir } from "../lib/sources.js"
 
 /**
  * 2026-07-28 hosts on `serve --listen` (ADR 032): sessionless POSTs with the envelope, the Mcp-Method/Mcp-Name checks,
@@ -21,9 +23,17 @@ const meta = {
   "io.modelcontextprotocol/clientInfo": { name: "raw", version: "1" }
 }
 
-const post = (port: number, id: number, method: string, params: Json, headers: Record<string, string> = {}) =>
+const post = (
+  port: number,
+  id: number,
+  method: string,
+  params: Json,
+  headers: Record<string, string> = {},
+  path = "/mcp"
+) =>
   Effect.map(
     rawRequest(port, {
+      path,
       headers: { "mcp-method": method, ...headers },
       body: JSON.stringify({ jsonrpc: "2.0", id, method, params: { ...params, _meta: { ...meta, ...params._meta } } })
     }),
@@ -111,6 +121,54 @@ describe("modern hosts over HTTP", () => {
         )) as Json
         assert.deepStrictEqual(called.content, [{ type: "text", text: "echo:v2" }])
         yield* Effect.promise(() => client.close())
+      }),
+    90_000
+  )
+
+  it.scopedLive(
+    "audit: a modern call on /mcp/<profile> with a named token names both, as a legacy session's call does",
+    () =>
+      Effect.gen(function* () {
+        const state = tempDir()
+        const config = writeConfig(`
+[sources.stub]
+command = ${stubCommand()}
+
+[profiles.code]
+sources = ["stub"]
+
+[http.tokens.alice]
+token = "alice-secret-token"
+profiles = ["code"]
+`)
+        const { port, url } = yield* startDaemon(config, { env: { CLAWTOOL_STATE_DIR: state } })
+        const authorization = "Bearer alice-secret-token"
+        const modern = yield* post(
+          port,
+          1,
+          "tools/call",
+          { name: "stub__echo", arguments: { text: "modern" } },
+          { "mcp-name": "stub__echo", authorization },
+          "/mcp/code"
+        )
+        assert.strictEqual(modern.messages[0]!.result.content[0].text, "echo:modern")
+        const { client } = yield* httpClient(new URL("/mcp/code", url), { token: "alice-secret-token" })
+        yield* Effect.promise(() => client.callTool({ name: "stub__echo", arguments: { text: "legacy" } }))
+        const file = path.join(state, "audit.jsonl")
+        const lines = () =>
+          fs.existsSync(file)
+            ? fs
+                .readFileSync(file, "utf8")
+                .split("\n")
+                .filter((line) => line !== "")
+                .map((line) => JSON.parse(line) as Json)
+            : []
+        yield* eventually(() => lines().length >= 2, 20_000, "two audit lines")
+        const byClient = Object.fromEntries(lines().map((line) => [line.client, line]))
+        for (const client of ["http-host", "raw"]) {
+          assert.strictEqual(byClient[client]?.profile, "code", client)
+          assert.strictEqual(byClient[client]?.token, "alice", client)
+        }
       }),
     90_000
   )
