@@ -250,9 +250,11 @@ export class Daemon extends Effect.Service<Daemon>()("clawtool/Daemon", {
           if (mismatch !== undefined) return refuse(mismatch)
           const key = randomUUID()
           const meta = (body.params as { _meta?: { progressToken?: unknown } } | undefined)?._meta
+          // A listen is always a stream (as SDK v2 serves it); a call, when it asked for progress and accepts one.
           const stream =
-            meta?.progressToken !== undefined && (header(req, "accept") ?? "").includes("text/event-stream")
-          modernHttp.add(key, res, id, stream)
+            method === "subscriptions/listen" ||
+            (meta?.progressToken !== undefined && (header(req, "accept") ?? "").includes("text/event-stream"))
+          modernHttp.add(key, res, id, stream, method === "subscriptions/listen" ? 15_000 : undefined)
           res.once("close", () => {
             if (modernHttp.forget(key)) modern.cancel(key)
           })
@@ -439,6 +441,8 @@ export class Daemon extends Effect.Service<Daemon>()("clawtool/Daemon", {
               server.closeAllConnections()
             }).pipe(Effect.timeout("2 seconds"), Effect.ignore)
         )
+        // Run before the server closes (finalizers run in reverse): each open listen ends with its result.
+        yield* Effect.addFinalizer(() => Effect.sync(() => modern.closeListens()))
         // Port 0 binds a free port: the Host and Origin checks name the one actually bound.
         bound = address
         const hostName = address.host.includes(":") ? `[${address.host}]` : address.host

@@ -3,7 +3,7 @@ import { randomBytes } from "node:crypto"
 import { ConfigChain, recursionRefusal } from "../domain/Environment.js"
 import * as Era from "../domain/HostEra.js"
 import type { JsonObject } from "../domain/Mcp.js"
-import { RpcCode, type RpcError } from "../domain/Surface.js"
+import type { RpcError } from "../domain/Surface.js"
 import { CurrentLimits } from "../domain/Limits.js"
 import { Cancels } from "../transport/Cancels.js"
 import { StdioServerTransport } from "../transport/StdioServerTransport.js"
@@ -11,7 +11,8 @@ import { Audit, type AuditRecorder } from "./Audit.js"
 import { metered, Metrics } from "./Metrics.js"
 import * as CallPath from "./Gateway/CallPath.js"
 import * as Handlers from "./Gateway/Handlers.js"
-import { type Listen, makeListen } from "./Gateway/Listen.js"
+import { type ListenAccess, listenLimits, type ListenSink, makeHttpListens } from "./Gateway/HttpListens.js"
+import { makeListen } from "./Gateway/Listen.js"
 import * as Modern from "./Gateway/Modern.js"
 import { makeParking } from "./Gateway/Mrtr.js"
 import * as StdioEras from "./Gateway/Stdio.js"
@@ -59,12 +60,6 @@ export interface Outbound {
 
 const listKinds = ["tools", "resources", "prompts"] as const
 
-/** Who a daemon request comes from: its endpoint's profile and its token's name (never the token). */
-interface Access {
-  readonly profile?: string | undefined
-  readonly token?: string | undefined
-}
-
 /**
  * The MCP edge facing the host: one session per host connection, over the one Registry every session shares.
  * `initialize` is answered at once; lists wait for sources still starting at most `list_wait` (ADR 015), and a source
@@ -107,7 +102,8 @@ export class Gateway extends Effect.Service<Gateway>()("clawtool/Gateway", {
 
     // list_changed: one notice per kind per settled change of what the host saw (re-derived, never relayed raw). A list
     // answered before every source settled is compared with what it answered, so a late source is announced once.
-    const notifyChanges = (session: SessionView, edge: Outbound, registry: RegistryView) =>
+    // `now`: what the host sees is the catalog as it is now (a listen opened over HTTP, which listed on other requests).
+    const notifyChanges = (session: SessionView, edge: Outbound, registry: RegistryView, now = false) =>
       Effect.gen(function* () {
         const seen = session.seen
         const snapshot = Effect.gen(function* () {
@@ -115,6 +111,7 @@ export class Gateway extends Effect.Service<Gateway>()("clawtool/Gateway", {
           const surface = yield* registry.surface
           return { tools: catalog.host.hash, resources: surface.resourcesKey, prompts: surface.promptsKey }
         })
+        if (now) Object.assign(seen, yield* snapshot)
         // Once every source settled, a kind the host has not listed yet is compared from then on (as before list_wait).
         yield* Effect.forkScoped(
           Effect.zipRight(
@@ -137,6 +134,46 @@ export class Gateway extends Effect.Service<Gateway>()("clawtool/Gateway", {
             })
           )
         )
+      })
+
+    /** A session ends: what it kept is released, and the children hear what no session needs any more. */
+    const leave = (view: SessionView) =>
+      Effect.gen(function* () {
+        const left = yield* view.leave
+        yield* left.release
+        if (Option.isSome(left.level)) yield* whole.forward.setLevel(left.level.value)
+        for (const uri of left.released) {
+          yield* Effect.ignore(whole.forward.subscription("resources/unsubscribe", { uri }))
+        }
+      }).pipe(Effect.timeout("5 seconds"), Effect.ignore)
+
+    /**
+     * An HTTP subscriptions/listen's own session (ADR 032, Gateway/HttpListens): its profile's view, list_changed after
+     * the debounce and per-kind rules, its children's resources/updated for what it subscribed; it leaves with the scope.
+     */
+    const listener = (key: string, access: ListenAccess, sink: ListenSink) =>
+      Effect.gen(function* () {
+        const feed = yield* sessions.feed
+        const view = yield* sessions.join({
+          id: key,
+          ...access,
+          request: (_instance, method) => Modern.noReverseRequests(method)
+        })
+        // In use while open: never expired as idle.
+        const done = yield* sessions.track(key)
+        yield* Effect.addFinalizer(() => Effect.zipRight(done, leave(view)))
+        const seen = registry.viewOf(view.profile)
+        const outbound: Outbound = {
+          notify: (notification) =>
+            Effect.sync(() => {
+              if (notification.method === "notifications/resources/updated") sink.updated(notification.params)
+            }),
+          listChanged: (kind) => Effect.sync(() => sink.listChanged(kind)),
+          request: (_instance, method) => Modern.noReverseRequests(method)
+        }
+        yield* Effect.forkScoped(notifyChanges(view, outbound, seen, true))
+        yield* Effect.forkScoped(pumpNotifications(feed, view, outbound, seen))
+        return Handlers.handlers({ registry: seen, tracing, redact }, view, false)
       })
 
     /**
@@ -221,16 +258,7 @@ export class Gateway extends Effect.Service<Gateway>()("clawtool/Gateway", {
           yield* Effect.addFinalizer(() => Effect.sync(closeSession))
         }
         // Released first (finalizers run in reverse): the server above closes after, aborting the calls in flight.
-        yield* Effect.addFinalizer(() =>
-          Effect.gen(function* () {
-            const left = yield* view.leave
-            yield* left.release
-            if (Option.isSome(left.level)) yield* whole.forward.setLevel(left.level.value)
-            for (const uri of left.released) {
-              yield* Effect.ignore(whole.forward.subscription("resources/unsubscribe", { uri }))
-            }
-          }).pipe(Effect.timeout("5 seconds"), Effect.ignore)
-        )
+        yield* Effect.addFinalizer(() => leave(view))
         return { server: edge.server, closed: Effect.raceFirst(closed, view.expired) } as const
       })
 
@@ -333,20 +361,22 @@ export class Gateway extends Effect.Service<Gateway>()("clawtool/Gateway", {
           if (to !== undefined) cancels.set(to, slot.cancel)
         }
       })
-      // A modern HTTP request has no session to feed a subscription's stream: listen needs a host on stdio (for now).
-      const listen: Listen = {
-        ...makeListen(() => {}),
-        open: (id, _params, wire) =>
-          wire.error(id, {
-            code: RpcCode.MethodNotFound,
-            message: "subscriptions/listen is served to stdio hosts only for now (ADR 032)"
-          })
-      }
+      // Each listen is a session of its own, fed until its stream closes.
+      const listens = makeHttpListens({
+        runtime,
+        wire: options.wire,
+        cancels,
+        limits: listenLimits,
+        session: listener
+      })
       return {
         cancel: (key: string) => cancels.cancel(key, "the host closed the request"),
+        /** Ends every open listen with its result (the daemon stops). */
+        closeListens: listens.closeAll,
         /** `access`: the endpoint's profile (issue 26; absent: the whole catalog) and the token's name. */
-        serve: (key: string, request: Modern.ModernRequest, envelope: Era.Envelope, access: Access = {}) =>
+        serve: (key: string, request: Modern.ModernRequest, envelope: Era.Envelope, access: ListenAccess = {}) =>
           Effect.gen(function* () {
+            if (request.method === "subscriptions/listen") return yield* listens.serve(key, request, access)
             const view = yield* sessions.join({
               id: key,
               stateless: true,
@@ -373,7 +403,7 @@ export class Gateway extends Effect.Service<Gateway>()("clawtool/Gateway", {
                 runtime,
                 handlers,
                 cancels,
-                listen,
+                listen: makeListen(() => {}, 0),
                 settled: () => settled,
                 opened: () => {},
                 parking,
