@@ -264,19 +264,11 @@ const overhead = async () => {
 
 // ---------------------------------------------------------------------------------------------------------------------
 // 11. The two MCP eras (issue 27, ADR 032): the same clawtool and child, called by a legacy SDK v1 host and by an SDK v2
-// host pinned to 2026-07-28 (stdio), rounds alternating; HTTP is not measured here yet
+// host pinned to 2026-07-28, over stdio (one clawtool each) and over HTTP (both hosts on one daemon), rounds alternating
 
-/** `open` for an SDK v2 client pinned to the modern era (the envelope on every request, stamped results). */
-const openModern = async (args, label) => {
+/** An SDK v2 client pinned to the modern era (the envelope on every request, stamped results) over `transport`. */
+const modernClient = async (transport, label) => {
   const { Client: ModernClient } = await import("@modelcontextprotocol/client")
-  const { StdioClientTransport: ModernStdio } = await import("@modelcontextprotocol/client/stdio")
-  const transport = new ModernStdio({
-    command: process.execPath,
-    args,
-    env: { ...childEnv(), CLAWTOOL_CACHE_DIR: freshCacheDir() },
-    cwd: root,
-    stderr: "ignore"
-  })
   const client = new ModernClient(
     { name: "clawtool-bench-modern", version: "1.0.0" },
     { versionNegotiation: { mode: { pin: "2026-07-28" } } }
@@ -285,739 +277,94 @@ const openModern = async (args, label) => {
     throw new Error(`${label}: connect failed: ${error.message}`)
   })
   // callEcho's request(…, schema) is the v1 client's call shape: the v2 client takes the same.
+  return client
+}
+
+/** `open` for the modern host over stdio. */
+const openModern = async (args, label) => {
+  const { StdioClientTransport: ModernStdio } = await import("@modelcontextprotocol/client/stdio")
+  const transport = new ModernStdio({
+    command: process.execPath,
+    args,
+    env: { ...childEnv(), CLAWTOOL_CACHE_DIR: freshCacheDir() },
+    cwd: root,
+    stderr: "ignore"
+  })
+  const client = await modernClient(transport, label)
   return { client, pid: transport.pid, close: () => client.close().catch(() => {}) }
+}
+
+/** The legacy and the modern path's rounds, alternating; CPU is the process each client talks to. */
+const eraRounds = async (opened, p, label) => {
+  const paths = opened.map((path) => ({
+    ...path,
+    tool: "echo__echo",
+    client: path.conn.client,
+    latencies: [],
+    rates: [],
+    cpuMs: 0
+  }))
+  for (const path of paths) {
+    await listTools(path.client)
+    const result = await callEcho(path.client, path.tool)
+    if (result.content?.[0]?.text !== "hello") throw new Error(`${path.name}: unexpected ${JSON.stringify(result)}`)
+    await sequentialLatencies(path.client, path.tool, p.warmup)
+    await throughput(path.client, path.tool, p.warmup * 2, p.concurrency)
+  }
+  for (let r = 0; r < p.rounds; r++) {
+    for (const path of r % 2 === 0 ? paths : [...paths].reverse()) await measureRound(path, p)
+  }
+  const [legacy, modern] = paths.map((path) => summaryOf(path, p))
+  log(
+    `  ${label}: legacy p50 ${legacy.p50Ms} ms, ${legacy.throughputRps} calls/s; modern p50 ${modern.p50Ms} ms, ${modern.throughputRps} calls/s (c=${p.concurrency})`
+  )
+  return {
+    legacy,
+    modern: {
+      ...modern,
+      latencyRatioP50: round(modern.p50Ms / legacy.p50Ms),
+      throughputRatio: round(modern.throughputRps / legacy.throughputRps)
+    }
+  }
 }
 
 const eras = async () => {
   const p = plan.overhead
   const config = clawtoolArgs(Bundle.variants.dist, { echo: [echoServer] })
-  const opened = [
+  const stdio = [
     { name: "legacy", conn: await open(config, "legacy host via clawtool") },
     { name: "modern", conn: await openModern(config, "modern host via clawtool") }
   ]
+  const out = { plan: p, loadavgBefore: loadavg() }
   try {
-    const paths = opened.map((path) => ({
-      ...path,
-      tool: "echo__echo",
-      client: path.conn.client,
-      latencies: [],
-      rates: [],
-      cpuMs: 0
-    }))
-    for (const path of paths) {
-      await listTools(path.client)
-      const result = await callEcho(path.client, path.tool)
-      if (result.content?.[0]?.text !== "hello") throw new Error(`${path.name}: unexpected ${JSON.stringify(result)}`)
-      await sequentialLatencies(path.client, path.tool, p.warmup)
-      await throughput(path.client, path.tool, p.warmup * 2, p.concurrency)
-    }
-    for (let r = 0; r < p.rounds; r++) {
-      for (const path of r % 2 === 0 ? paths : [...paths].reverse()) await measureRound(path, p)
-    }
-    const [legacy, modern] = paths.map((path) => summaryOf(path, p))
-    const out = {
-      plan: p,
-      legacy,
-      modern: {
-        ...modern,
-        latencyRatioP50: round(modern.p50Ms / legacy.p50Ms),
-        throughputRatio: round(modern.throughputRps / legacy.throughputRps)
-      }
-    }
-    log(
-      `  stdio: legacy p50 ${legacy.p50Ms} ms, ${legacy.throughputRps} calls/s; modern p50 ${modern.p50Ms} ms, ${modern.throughputRps} calls/s (c=${p.concurrency})`
-    )
-    return out
+    Object.assign(out, await eraRounds(stdio, p, "stdio"))
   } finally {
-    await Promise.all(opened.map((path) => path.conn.close()))
+    await Promise.all(stdio.map((path) => path.conn.close()))
   }
-}
-
-// ---------------------------------------------------------------------------------------------------------------------
-// 1b. Calls in the first 2 s after start: what a host calling soon after it connected sees (V8 still warming up, and
-// clawtool's start-up settings, ADR 027), against the same child started fresh and called directly
-
-/** Spawn, initialize, tools/list, then sequential calls until `windowMs` after the spawn: their latencies, in ms. */
-const callsAfterStart = async (args, tool, label, env) => {
-  const conn = await open(args, label, env)
+  // HTTP: one daemon, one child, both hosts (the modern one sessionless, a POST per request).
+  const daemon = await echoDaemon("eras-http", "")
   try {
-    await listTools(conn.client)
-    const latencies = []
-    const cpuBefore = cpuMsOf(conn.pid)
-    while (performance.now() - conn.started < plan.firstcalls.windowMs) {
-      const started = performance.now()
-      const result = await callEcho(conn.client, tool)
-      latencies.push(performance.now() - started)
-      if (result.content?.[0]?.text !== "hello")
-        throw new Error(`${label}: unexpected result ${JSON.stringify(result)}`)
-    }
-    return { latencies, cpuMs: cpuMsOf(conn.pid) - cpuBefore, memory: memoryOf(conn.pid) }
-  } finally {
-    await conn.close()
-  }
-}
-
-const firstCalls = async () => {
-  const p = plan.firstcalls
-  // clawtool as at every start after the first: with the bin's code cache, filled by one run that listed and called.
-  // Its persisted catalog is removed before each run, so that tools/list waits for the child as the direct path's
-  // initialize does, and the first call finds it running.
-  const env = { CLAWTOOL_CACHE_DIR: freshCacheDir() }
-  const withoutCatalog = () => {
-    for (const name of readdirSync(env.CLAWTOOL_CACHE_DIR))
-      if (name.startsWith("catalog-")) rmSync(Path.join(env.CLAWTOOL_CACHE_DIR, name), { force: true })
-  }
-  const args = clawtoolArgs(Bundle.variants.dist, { echo: [echoServer] })
-  await callsAfterStart(args, "echo__echo", "first calls (filling the code cache)", env)
-  const runs = { direct: [], clawtool: [] }
-  for (let r = 0; r < p.runs; r++) {
-    // Round robin, so both see the same machine load.
-    runs.direct.push(await callsAfterStart([echoServer], "echo", "first calls direct", {}))
-    withoutCatalog()
-    runs.clawtool.push(await callsAfterStart(args, "echo__echo", "first calls via clawtool", env))
-  }
-  const summary = (path) => {
-    const latencies = path.flatMap((run) => run.latencies)
-    return {
-      p50Ms: round(median(latencies), 3),
-      p99Ms: round(percentile(latencies, 99), 3),
-      calls: latencies.length,
-      // CPU of the process the client talks to, as in section 1: it moves less than wall time on a busy machine.
-      cpuUsPerCall:
-        latencies.length === 0
-          ? null
-          : Math.round((1000 * path.reduce((sum, run) => sum + run.cpuMs, 0)) / latencies.length),
-      // Per run: p50 (null when start-up took the whole window) and how many calls fit.
-      runs: path.map((run) => ({ p50Ms: round(median(run.latencies), 3), calls: run.latencies.length }))
-    }
-  }
-  const direct = summary(runs.direct)
-  const clawtool = summary(runs.clawtool)
-  const out = {
-    plan: p,
-    direct,
-    clawtool: {
-      ...clawtool,
-      latencyRatioP50: clawtool.p50Ms === null ? null : round(clawtool.p50Ms / direct.p50Ms),
-      // What optimising the first calls costs in memory (no call at all: section 8).
-      peakRssMb: median(runs.clawtool.map((run) => run.memory.peakRssMb))
-    }
-  }
-  log(
-    `  p50 ${direct.p50Ms} -> ${clawtool.p50Ms} ms (x${out.clawtool.latencyRatioP50}), CPU ${direct.cpuUsPerCall} -> ${clawtool.cpuUsPerCall} µs/call, ${clawtool.calls} calls in ${p.runs} runs; clawtool peak RSS ${out.clawtool.peakRssMb} MB`
-  )
-  return out
-}
-
-// ---------------------------------------------------------------------------------------------------------------------
-// 2. Start-up: 20 sources whose initialize takes 1 s
-
-const slowSources = () =>
-  Object.fromEntries(
-    Array.from({ length: plan.startup.sources }, (_, i) => [
-      `slow-${String(i + 1).padStart(2, "0")}`,
-      [rawServer, "--init-delay", String(plan.startup.initDelayMs)]
-    ])
-  )
-
-const startupOnce = async (entry) => {
-  const proxied = await open(clawtoolArgs(entry, slowSources()), "clawtool start-up")
-  try {
-    const { tools } = await listTools(proxied.client)
-    const fullMs = performance.now() - proxied.started
-    const echoes = tools.filter((tool) => tool.name.endsWith("__echo")).length
-    if (echoes !== plan.startup.sources) {
-      throw new Error(`tools/list had ${echoes} of ${plan.startup.sources} sources\n${proxied.stderr()}`)
-    }
-    return { fullMs, initMs: proxied.initMs, afterInitMs: fullMs - proxied.initMs }
-  } finally {
-    await proxied.close()
-  }
-}
-
-/** The reference: the bench itself spawns the same 20 children concurrently and lists each. */
-const startupDirectOnce = async () => {
-  const started = performance.now()
-  const children = await Promise.all(
-    Object.values(slowSources()).map(async (args) => {
-      const child = await open(args, "slow child")
-      await listTools(child.client)
-      return child
-    })
-  )
-  const fullMs = performance.now() - started
-  await Promise.all(children.map((child) => child.close()))
-  return { fullMs }
-}
-
-/**
- * Both MCP eras (ADR 033), same run: a fresh clawtool (nothing cached) serving two children until its tools/list has
- * both: two legacy ones (each probed with server/discover, then initialize on the same process), a legacy one beside the
- * modern-only fixture (SDK v2, discover adopted), and the two legacy ones with protocol = "legacy" (no probe at all).
- */
-const modernServer = Path.join(root, "test/fixtures/modern-server.mjs")
-const eraPairs = {
-  legacyPair: [{ legacy: [rawServer], other: [rawServer] }, () => ""],
-  modernBesideLegacy: [{ legacy: [rawServer], modern: [modernServer] }, () => ""],
-  legacyPairNoProbe: [{ legacy: [rawServer], other: [rawServer] }, () => 'protocol = "legacy"\n']
-}
-const eraPairOnce = async (entry, [sources, toml]) => {
-  const proxied = await open(clawtoolArgs(entry, sources, [], toml), "clawtool eras")
-  try {
-    const { tools } = await listTools(proxied.client)
-    const echoes = tools.filter((tool) => tool.name.endsWith("__echo")).length
-    if (echoes !== 2) throw new Error(`tools/list had ${echoes} of 2 sources\n${proxied.stderr()}`)
-    return performance.now() - proxied.started
-  } finally {
-    await proxied.close()
-  }
-}
-
-const startup = async (variants) => {
-  const rows = Object.fromEntries(Object.keys(variants).map((name) => [name, []]))
-  const direct = []
-  const eras = Object.fromEntries(Object.keys(eraPairs).map((name) => [name, []]))
-  for (let r = 0; r < plan.startup.runs; r++) {
-    direct.push(await startupDirectOnce())
-    for (const [name, entry] of Object.entries(variants)) rows[name].push(await startupOnce(entry))
-    for (const [name, pair] of Object.entries(eraPairs)) eras[name].push(await eraPairOnce(variants.dist, pair))
-  }
-  const summarize = (runs) => ({
-    fullMs: Math.round(median(runs.map((run) => run.fullMs))),
-    initMs: Math.round(median(runs.map((run) => run.initMs))),
-    afterInitMs: Math.round(median(runs.map((run) => run.afterInitMs))),
-    runsMs: runs.map((run) => Math.round(run.fullMs))
-  })
-  const out = {
-    plan: plan.startup,
-    directMs: Math.round(median(direct.map((run) => run.fullMs))),
-    directRunsMs: direct.map((run) => Math.round(run.fullMs)),
-    clawtool: Object.fromEntries(Object.entries(rows).map(([name, runs]) => [name, summarize(runs)])),
-    eras: Object.fromEntries(
-      Object.entries(eras).map(([name, runs]) => [
-        name,
-        { fullMs: Math.round(median(runs)), runsMs: runs.map((ms) => Math.round(ms)) }
-      ])
-    )
-  }
-  log(
-    `  direct ${out.directMs} ms; clawtool ${Object.entries(out.clawtool)
-      .map(([k, v]) => `${k} ${v.fullMs} ms`)
-      .join(", ")}`
-  )
-  log(
-    `  two children, first start: ${Object.entries(out.eras)
-      .map(([k, v]) => `${k} ${v.fullMs} ms`)
-      .join(", ")}`
-  )
-  return out
-}
-
-// ---------------------------------------------------------------------------------------------------------------------
-// 3. Cold start: process start -> initialize answered
-
-const coldstart = async (variants) => {
-  const empty = Path.join(tmp(), "empty.toml")
-  writeFileSync(empty, "# no sources\n")
-  // Every clawtool start gets an empty cache folder (lib.mjs), so "clawtool dist" is a first start: nothing cached.
-  // The "code cache" row shares one folder, filled by a first run here: V8's code cache of the bin (src/launcher.ts),
-  // as on every start after the first (the config has no source, so no catalog is involved).
-  const codeCache = { CLAWTOOL_CACHE_DIR: freshCacheDir() }
-  const candidates = {
-    "raw-server (node, no SDK)": { args: [rawServer] },
-    "bare SDK server": { args: [echoServer] },
-    ...Object.fromEntries(
-      Object.entries(variants).flatMap(([name, entry]) => [
-        [`clawtool ${name}`, { args: [entry, "serve", "--config", empty] }],
-        [`clawtool ${name}, code cache`, { args: [entry, "serve", "--config", empty], env: codeCache }]
-      ])
-    )
-  }
-  await (await open(candidates["clawtool dist, code cache"].args, "filling the code cache", codeCache)).close()
-  const times = Object.fromEntries(Object.keys(candidates).map((name) => [name, []]))
-  const memory = {}
-  for (let r = 0; r < plan.coldstart.runs; r++) {
-    // Round robin, so every candidate sees the same machine load.
-    for (const [name, { args, env }] of Object.entries(candidates)) {
-      const child = await open(args, name, env)
-      times[name].push(child.initMs)
-      if (r === 0) memory[name] = memoryOf(child.pid)
-      await child.close()
-    }
-  }
-  const bare = median(times["bare SDK server"])
-  const rows = Object.fromEntries(
-    Object.entries(times).map(([name, runs]) => [
-      name,
-      {
-        medianMs: Math.round(median(runs)),
-        minMs: Math.round(Math.min(...runs)),
-        ratioToBareSdk: round(median(runs) / bare),
-        peakRssMbAtInit: memory[name].peakRssMb
-      }
-    ])
-  )
-  for (const [name, row] of Object.entries(rows)) log(`  ${name}: ${row.medianMs} ms (x${row.ratioToBareSdk})`)
-  return { plan: plan.coldstart, rows }
-}
-
-// ---------------------------------------------------------------------------------------------------------------------
-// 4. Catalog: one child with 10,000 tools
-
-/** Catalog.build, in process, on the same 10,001 tools the child serves: the pipeline (names, hints, sort, hash). */
-const pipelineMs = async (tools) => {
-  const servicesDir = Path.join(Path.dirname(Bundle.variants.dist), "services")
-  try {
-    const [Catalog, Manifest, CoreTools, Either] = await Promise.all([
-      import(pathToFileURL(Path.join(servicesDir, "Registry", "Catalog.js")).href),
-      import(pathToFileURL(Path.join(servicesDir, "CoreTools", "Manifest.js")).href),
-      import(pathToFileURL(Path.join(servicesDir, "CoreTools.js")).href),
-      import("effect/Either")
-    ])
-    const manifest = Either.getOrThrow(Manifest.make(CoreTools.coreSpecs))
-    const input = { manifest, sources: [{ instance: "big", tools }], toolConfig: {}, budget: 64 }
-    Catalog.build(input) // warm-up
-    const runs = []
-    const cpuRuns = []
-    for (let i = 0; i < plan.catalog.builds; i++) {
-      const started = performance.now()
-      const cpu = process.cpuUsage()
-      const catalog = Catalog.build(input)
-      const used = process.cpuUsage(cpu)
-      runs.push(performance.now() - started)
-      cpuRuns.push((used.user + used.system) / 1000)
-      if (catalog.tools.length < tools.length) throw new Error(`built ${catalog.tools.length} tools`)
-    }
-    return { ms: median(runs), cpuMs: median(cpuRuns), runsMs: runs.map((x) => round(x, 1)), ...(await cleanMs(tools)) }
-  } catch (error) {
-    return { ms: NaN, cpuMs: NaN, error: `in-process Catalog.build unavailable: ${error.message}` }
-  }
-}
-
-/**
- * Clean.tool over every tool (what a cold Catalog.build adds for clean descriptions: one scan of each string, no copy
- * of a clean tool), against JSON.stringify of the same tools (which the build does once per tool anyway), alternated.
- */
-const cleanMs = async (tools) => {
-  const servicesDir = Path.join(Path.dirname(Bundle.variants.dist), "services")
-  const Clean = await import(pathToFileURL(Path.join(servicesDir, "Trust", "Clean.js")).href)
-  const cleaning = []
-  const serialising = []
-  for (let i = 0; i < plan.catalog.builds * 3; i++) {
-    let started = performance.now()
-    for (const tool of tools) if (Clean.tool(tool) !== tool) throw new Error(`${tool.name} is not clean`)
-    cleaning.push(performance.now() - started)
-    started = performance.now()
-    for (const tool of tools) JSON.stringify(tool)
-    serialising.push(performance.now() - started)
-  }
-  return {
-    cleanMs: median(cleaning),
-    stringifyMs: median(serialising),
-    cleanRatio: median(cleaning) / median(serialising)
-  }
-}
-
-const catalog = async () => {
-  const childArgs = [rawServer, "--tools", String(plan.catalog.tools)]
-  const direct = await open(childArgs, "10k direct")
-  const proxied = await open(clawtoolArgs(Bundle.variants.dist, { big: childArgs }), "10k via clawtool")
-  try {
-    let started = performance.now()
-    const first = await listTools(proxied.client)
-    const firstListMs = performance.now() - started
-    const proxiedTimes = []
-    const directTimes = []
-    let directResult
-    let clawtoolCpuMs = 0
-    for (let i = 0; i < plan.catalog.lists; i++) {
-      started = performance.now()
-      const cpuBefore = cpuMsOf(proxied.pid)
-      await listTools(proxied.client)
-      proxiedTimes.push(performance.now() - started)
-      clawtoolCpuMs += cpuMsOf(proxied.pid) - cpuBefore
-      started = performance.now()
-      directResult = await listTools(direct.client)
-      directTimes.push(performance.now() - started)
-    }
-    const pipeline = await pipelineMs(directResult.tools)
-    const warmProxied = median(proxiedTimes)
-    const warmDirect = median(directTimes)
-    // Server time of a warm tools/list, two ways: clawtool's CPU time per list (from /proc: its SDK Server, the
-    // serialisation, the write; robust on a busy machine), and the round trip minus a direct round trip of a
-    // same-sized, pre-serialised answer (wall time, noisy). The first tools/list after a catalog change also runs the
-    // pipeline, timed in process (CPU time). The target is judged on pipeline CPU + warm-list CPU.
-    const warmServerMs = Math.max(0, warmProxied - warmDirect)
-    const warmListCpuMs = clawtoolCpuMs / plan.catalog.lists
-    const out = {
-      plan: plan.catalog,
-      tools: first.tools.length,
-      responseBytes: Buffer.byteLength(JSON.stringify(first)),
-      directResponseBytes: Buffer.byteLength(JSON.stringify(directResult)),
-      firstListMs: Math.round(firstListMs),
-      warmListMs: round(warmProxied, 1),
-      directListMs: round(warmDirect, 1),
-      warmServerMs: round(warmServerMs, 1),
-      warmListCpuMs: round(warmListCpuMs, 1),
-      pipelineMs: round(pipeline.ms, 1),
-      pipelineCpuMs: round(pipeline.cpuMs, 1),
-      pipelineRunsMs: pipeline.runsMs,
-      cleanMs: round(pipeline.cleanMs, 1),
-      stringifyMs: round(pipeline.stringifyMs, 1),
-      cleanRatio: round(pipeline.cleanRatio, 2),
-      ...(pipeline.error === undefined ? {} : { pipelineError: pipeline.error }),
-      serverMs: round(warmListCpuMs + (Number.isNaN(pipeline.cpuMs) ? 0 : pipeline.cpuMs), 1),
-      clawtoolMemory: memoryOf(proxied.pid)
-    }
-    log(
-      `  ${out.tools} tools, ${out.responseBytes} bytes; pipeline ${out.pipelineCpuMs} ms CPU + warm list ${out.warmListCpuMs} ms CPU`
-    )
-    return out
-  } finally {
-    await Promise.all([direct.close(), proxied.close()])
-  }
-}
-
-// ---------------------------------------------------------------------------------------------------------------------
-// 5. Memory: clawtool with 20 idle children
-
-/** Child processes of `pid`, each marked a source (a bench fixture) or not. */
-const childrenOf = (pid) => {
-  const children = []
-  for (const entry of readdirSync("/proc")) {
-    if (!/^\d+$/.test(entry)) continue
+    const { StreamableHTTPClientTransport: ModernHttp } = await import("@modelcontextprotocol/client")
+    const legacy = await legacyHttpHost(daemon.url)
+    const modern = await modernClient(new ModernHttp(new URL(daemon.url)), "modern host via the daemon")
+    const conn = (client) => ({ client, pid: daemon.pid })
     try {
-      const stat = readFileSync(`/proc/${entry}/stat`, "utf8")
-      const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1])
-      if (ppid !== pid) continue
-      const cmdline = readFileSync(`/proc/${entry}/cmdline`, "utf8").replaceAll("\0", " ")
-      children.push({
-        pid: Number(entry),
-        source: cmdline.includes(Path.join("bench", "fixtures")),
-        command: cmdline.slice(0, 60),
-        ...memoryOf(Number(entry))
-      })
-    } catch {
-      // The process ended while being read.
-    }
-  }
-  return children
-}
-
-/** Child processes of `pid` that are not sources (e.g. a reaper helper): their RSS is clawtool's too. */
-const helpersOf = (pid) => childrenOf(pid).filter((child) => !child.source)
-
-const memory = async (variants) => {
-  const sources = Object.fromEntries(
-    Array.from({ length: plan.memory.sources }, (_, i) => [`idle-${String(i + 1).padStart(2, "0")}`, [rawServer]])
-  )
-  const rows = {}
-  for (const [name, entry] of Object.entries(variants)) {
-    const proxied = await open(clawtoolArgs(entry, sources), `memory ${name}`)
-    try {
-      const { tools } = await listTools(proxied.client)
-      if (tools.filter((tool) => tool.name.endsWith("__echo")).length !== plan.memory.sources) {
-        throw new Error(`memory ${name}: not every source is running\n${proxied.stderr()}`)
-      }
-      await sleep(plan.memory.idleMs)
-      const helpers = helpersOf(proxied.pid)
-      rows[name] = {
-        ...memoryOf(proxied.pid),
-        helperProcesses: helpers.length,
-        helpersRssMb: round(
-          helpers.reduce((sum, helper) => sum + (helper.rssMb ?? 0), 0),
-          1
-        )
-      }
-    } finally {
-      await proxied.close()
-    }
-    log(
-      `  clawtool ${name}: peak ${rows[name].peakRssMb} MB, now ${rows[name].rssMb} MB; ` +
-        `${rows[name].helperProcesses} helper process(es), ${rows[name].helpersRssMb} MB`
-    )
-  }
-  return { plan: plan.memory, clawtool: rows }
-}
-
-// ---------------------------------------------------------------------------------------------------------------------
-// 6. Memory steadiness: live heap after a full GC at 5,000 and at 100,000 calls
-
-const heapProbe = Path.join(root, "bench", "fixtures", "heap-probe.cjs")
-
-/** Asks the preloaded probe in `pid` for a full GC and process.memoryUsage(), in MB. */
-const liveHeap = async (pid) => {
-  const file = Path.join(Os.tmpdir(), `clawtool-heap-${pid}.json`)
-  rmSync(file, { force: true })
-  process.kill(pid, "SIGUSR2")
-  for (let waited = 0; !existsSync(file); waited += 20) {
-    if (waited > 30_000) throw new Error("steadiness: the heap probe did not answer")
-    await sleep(20)
-  }
-  const usage = JSON.parse(readFileSync(file, "utf8"))
-  rmSync(file, { force: true })
-  return { heapUsedMb: round(usage.heapUsed / 1024 / 1024, 2), rssMb: round(usage.rss / 1024 / 1024, 1) }
-}
-
-const steadiness = async () => {
-  const p = plan.steadiness
-  const proxied = await open(
-    clawtoolArgs(Bundle.variants.dist, { echo: [echoServer] }, ["--expose-gc", "--require", heapProbe]),
-    "steadiness via clawtool"
-  )
-  try {
-    await throughput(proxied.client, "echo__echo", p.early, p.concurrency)
-    const early = await liveHeap(proxied.pid)
-    await throughput(proxied.client, "echo__echo", p.late - p.early, p.concurrency)
-    const late = await liveHeap(proxied.pid)
-    const growthMb = round(late.heapUsedMb - early.heapUsedMb, 2)
-    log(`  live heap ${early.heapUsedMb} MB at ${p.early} calls, ${late.heapUsedMb} MB at ${p.late} (${growthMb} MB)`)
-    return { plan: p, early, late, growthMb, peakRssMb: memoryOf(proxied.pid).peakRssMb }
-  } finally {
-    await proxied.close()
-  }
-}
-
-// ---------------------------------------------------------------------------------------------------------------------
-// 7. Warm start: the 20 slow sources of section 2, with the catalog a previous run persisted
-
-/** One `env` per source: twenty distinct child specs, so twenty cache entries as with twenty different servers. */
-const ownEnv = (name) => `env = { BENCH_SOURCE = "${name}" }\n`
-
-const cacheEntries = (dir) => readdirSync(dir).filter((name) => /^catalog-.*\.json$/.test(name)).length
-
-/** Lists until every source's `echo` is listed and each has its cache entry, then closes (the run that fills a cache). */
-const fillCache = async (args, env, count, label) => {
-  const session = await open(args, label, env)
-  try {
-    for (let waited = 0; ; waited += 200) {
-      const { tools } = await listTools(session.client)
-      const listed = tools.filter((tool) => tool.name.endsWith("__echo")).length
-      if (listed === count && cacheEntries(env.CLAWTOOL_CACHE_DIR) === count) return
-      if (waited > 120_000) throw new Error(`${label}: ${listed} of ${count} sources listed\n${session.stderr()}`)
-      await sleep(200)
-    }
-  } finally {
-    await session.close()
-  }
-}
-
-const warmstart = async (entry) => {
-  const p = plan.warmstart
-  const env = { CLAWTOOL_CACHE_DIR: freshCacheDir() }
-  const sources = slowSources()
-  await fillCache(clawtoolArgs(entry, sources, [], ownEnv), env, p.sources, "warm start (filling the cache)")
-  const warm = []
-  const bare = []
-  for (let r = 0; r < p.runs; r++) {
-    // Round robin, so both see the same machine load.
-    const sdk = await open([echoServer], "bare SDK server")
-    try {
-      await listTools(sdk.client)
-      bare.push(performance.now() - sdk.started)
-    } finally {
-      await sdk.close()
-    }
-    const proxied = await open(clawtoolArgs(entry, sources, [], ownEnv), "clawtool warm start", env)
-    try {
-      const { tools } = await listTools(proxied.client)
-      const fullMs = performance.now() - proxied.started
-      const echoes = tools.filter((tool) => tool.name.endsWith("__echo")).length
-      if (echoes !== p.sources) throw new Error(`warm start: tools/list had ${echoes} of ${p.sources} sources`)
-      warm.push({ fullMs, initMs: proxied.initMs })
-    } finally {
-      await proxied.close()
-    }
-  }
-  const bareMs = median(bare)
-  const out = {
-    plan: p,
-    fullMs: Math.round(median(warm.map((run) => run.fullMs))),
-    initMs: Math.round(median(warm.map((run) => run.initMs))),
-    runsMs: warm.map((run) => Math.round(run.fullMs)),
-    bareSdkMs: Math.round(bareMs),
-    bareSdkRunsMs: bare.map(Math.round),
-    ratioToBareSdk: round(median(warm.map((run) => run.fullMs)) / bareMs)
-  }
-  log(`  clawtool warm ${out.fullMs} ms; bare SDK server ${out.bareSdkMs} ms (x${out.ratioToBareSdk})`)
-  return out
-}
-
-// ---------------------------------------------------------------------------------------------------------------------
-// 8. Lazy: 20 lazy sources with a cached catalog, none used
-
-const lazy = async (entry) => {
-  const p = plan.lazy
-  const env = { CLAWTOOL_CACHE_DIR: freshCacheDir() }
-  const sources = Object.fromEntries(
-    Array.from({ length: p.sources }, (_, i) => [`lazy-${String(i + 1).padStart(2, "0")}`, [rawServer]])
-  )
-  const toml = (name) => `start = "lazy"\n${ownEnv(name)}`
-  // Without a cache entry a lazy source starts once, like an eager one, to learn its catalog.
-  await fillCache(clawtoolArgs(entry, sources, [], toml), env, p.sources, "lazy (filling the cache)")
-  const proxied = await open(clawtoolArgs(entry, sources, [], toml), "clawtool lazy", env)
-  try {
-    const { tools } = await listTools(proxied.client)
-    const echoes = tools.filter((tool) => tool.name.endsWith("__echo")).length
-    if (echoes !== p.sources) throw new Error(`lazy: tools/list had ${echoes} of ${p.sources} sources`)
-    await sleep(p.idleMs)
-    const children = childrenOf(proxied.pid)
-    const sourceChildren = children.filter((child) => child.source).length
-    if (sourceChildren > 0) throw new Error(`lazy: ${sourceChildren} source process(es) spawned, none expected`)
-    const helpers = children.filter((child) => !child.source)
-    const early = memoryOf(proxied.pid)
-    if (p.settledMs > 0) await sleep(p.settledMs)
-    const out = {
-      plan: p,
-      toolsListed: tools.length,
-      sourceChildren,
-      ...early,
-      settledRssMb: p.settledMs > 0 ? memoryOf(proxied.pid).rssMb : null,
-      helperProcesses: helpers.length,
-      helpersRssMb: round(
-        helpers.reduce((sum, helper) => sum + (helper.rssMb ?? 0), 0),
-        1
+      out.http = await eraRounds(
+        [
+          { name: "legacy", conn: conn(legacy) },
+          { name: "modern", conn: conn(modern) }
+        ],
+        p,
+        "http"
       )
+    } finally {
+      await Promise.all([legacy.close().catch(() => {}), modern.close().catch(() => {})])
     }
-    log(
-      `  clawtool: peak ${out.peakRssMb} MB, ${out.rssMb} MB ${p.idleMs} ms after the list, ${out.settledRssMb} MB after ${p.settledMs} ms more; ${sourceChildren} source processes`
-    )
-    return out
   } finally {
-    await proxied.close()
+    daemon.stop()
   }
-}
-
-// ---------------------------------------------------------------------------------------------------------------------
-// 9. Remote source: tools/call over streamable HTTP, through clawtool vs the SDK client straight to the server
-
-const remote = async () => {
-  const p = plan.remote
-  const server = spawn(process.execPath, [httpEchoServer], { env: childEnv(), stdio: ["pipe", "pipe", "inherit"] })
-  try {
-    const port = await new Promise((resolve, reject) => {
-      let out = ""
-      server.stdout.on("data", (chunk) => {
-        out += chunk.toString()
-        const match = /port (\d+)/.exec(out)
-        if (match) resolve(Number(match[1]))
-      })
-      server.once("exit", (code) => reject(new Error(`http-echo-server exited with ${code}`)))
-    })
-    const url = `http://127.0.0.1:${port}/mcp`
-    const direct = new Client({ name: "clawtool-bench", version: "1.0.0" })
-    direct.onerror = () => {}
-    await direct.connect(new StreamableHTTPClientTransport(new URL(url)))
-    const via = await open(clawtoolRemoteArgs(Bundle.variants.dist, { echo: url }), "remote via clawtool")
-    const paths = [
-      { name: "direct", client: direct, tool: "echo" },
-      { name: "clawtool", client: via.client, tool: "echo__echo" }
-    ]
-    const out = { plan: p }
-    // Both paths warm the server (and its JIT) before either is measured; then each figure in turn.
-    for (const path of paths) await sequentialLatencies(path.client, path.tool, p.warmup)
-    const latencies = {}
-    for (const path of paths) latencies[path.name] = await sequentialLatencies(path.client, path.tool, p.sequential)
-    for (const path of paths) {
-      const rps = await throughput(path.client, path.tool, p.concurrent, p.concurrency)
-      out[path.name] = {
-        p50Ms: round(percentile(latencies[path.name], 50), 3),
-        p99Ms: round(percentile(latencies[path.name], 99), 3),
-        throughputRps: Math.round(rps)
-      }
-    }
-    out.latencyRatioP50 = round(out.clawtool.p50Ms / out.direct.p50Ms)
-    out.throughputRatio = round(out.clawtool.throughputRps / out.direct.throughputRps)
-    await via.close()
-    await direct.close().catch(() => {})
-    return out
-  } finally {
-    server.kill("SIGKILL")
-  }
-}
-
-// ---------------------------------------------------------------------------------------------------------------------
-// 10. Trust on vs off (issue 25): the same echo child behind two clawtools, one with every check of docs/decisions/029
-// at its default (pins, clean descriptions, redaction of 50 known secrets, the audit log written to a temporary file)
-// and one with what can be switched off switched off. Rounds alternate the order, as in section 1.
-
-const trustArgs = (on) => {
-  const dir = Path.join(tmp(), `trust-${on ? "on" : "off"}`)
-  mkdirSync(dir, { recursive: true })
-  const secrets = Array.from({ length: plan.trust.secrets }, (_, i) => [
-    `BENCH_SECRET_${i}`,
-    `s${i}-${Math.random().toString(36).slice(2)}${Math.random().toString(36).slice(2)}`
-  ])
-  writeFileSync(
-    Path.join(dir, "secrets.toml"),
-    `[scopes.global]\n${secrets.map(([name, value]) => `${name} = "${value}"`).join("\n")}\n`,
-    { mode: 0o600 }
-  )
-  const config = [
-    "[sources.echo]",
-    `command = ${JSON.stringify([process.execPath, echoServer])}`,
-    `env = { BENCH_TOKEN = "\${BENCH_SECRET_0}" }`,
-    "",
-    "[trust]",
-    `pins = ${JSON.stringify(Path.join(dir, "clawtool.lock"))}`,
-    on ? "" : `on_change = "allow"\nredact_secrets = false`,
-    "",
-    "[audit]",
-    on ? `path = ${JSON.stringify(Path.join(dir, "audit.jsonl"))}` : "enabled = false",
-    ""
-  ].join("\n")
-  const file = Path.join(dir, "config.toml")
-  writeFileSync(file, config)
-  return [Bundle.variants.dist, "serve", "--config", file, "--secrets", Path.join(dir, "secrets.toml")]
-}
-
-/** Sections 10 and 12: the off and on paths' summaries, their ratios and each round's, logged. */
-const onOffResult = (paths, p, perRound) => {
-  const [off, on] = paths.map((path) => summaryOf(path, p))
-  const out = {
-    plan: p,
-    off,
-    on,
-    latencyRatioP50: round(on.p50Ms / off.p50Ms),
-    throughputRatio: round(on.throughputRps / off.throughputRps),
-    perRound
-  }
-  log(
-    `  p50 ${off.p50Ms} -> ${on.p50Ms} ms (ratio ${out.latencyRatioP50}), ` +
-      `${off.throughputRps} -> ${on.throughputRps} calls/s (ratio ${out.throughputRatio})`
-  )
+  out.loadavgAfter = loadavg()
   return out
-}
-
-const trust = async () => {
-  const p = plan.trust
-  const paths = [
-    { name: "off", conn: await open(trustArgs(false), "trust off") },
-    { name: "on", conn: await open(trustArgs(true), "trust on") }
-  ].map((path) => ({ ...path, client: path.conn.client, tool: "echo__echo", latencies: [], rates: [], cpuMs: 0 }))
-  try {
-    for (const path of paths) {
-      const result = await callEcho(path.client, "echo__echo")
-      if (result.content?.[0]?.text !== "hello") {
-        throw new Error(`trust ${path.name}: unexpected result ${JSON.stringify(result)}\n${path.conn.stderr()}`)
-      }
-      await sequentialLatencies(path.client, "echo__echo", p.warmup)
-      await throughput(path.client, "echo__echo", p.warmup * 2, p.concurrency)
-    }
-    const perRound = []
-    for (let r = 0; r < p.rounds; r++) {
-      const order = r % 2 === 0 ? paths : [...paths].reverse()
-      const row = {}
-      for (const path of order) row[path.name] = await measureRound(path, p)
-      perRound.push({
-        latencyRatio: round(row.on.p50 / row.off.p50),
-        throughputRatio: round(row.on.rate / row.off.rate)
-      })
-    }
-    return onOffResult(paths, p, perRound)
-  } finally {
-    await Promise.all(paths.map((path) => path.conn.close()))
-  }
 }
 
 // ---------------------------------------------------------------------------------------------------------------------
@@ -1025,14 +372,15 @@ const trust = async () => {
 // counting every call for /metrics and the dashboard (the defaults) and one with `[http] metrics = false, ui = false`.
 // Rounds alternate the order, as in section 10.
 
-const metricsDaemon = (on) =>
+/** `serve --listen 127.0.0.1:0` over the echo child with `toml` in front of it (audit off); its pid, URL and stop. */
+const echoDaemon = (name, toml) =>
   new Promise((resolve, reject) => {
-    const dir = Path.join(tmp(), `metrics-${on ? "on" : "off"}`)
+    const dir = Path.join(tmp(), name)
     mkdirSync(dir, { recursive: true })
     const file = Path.join(dir, "config.toml")
     writeFileSync(
       file,
-      `${on ? "" : "[http]\nmetrics = false\nui = false\n"}\n[audit]\nenabled = false\n\n[sources.echo]\ncommand = ${JSON.stringify([process.execPath, echoServer])}\n`
+      `${toml}\n[audit]\nenabled = false\n\n[sources.echo]\ncommand = ${JSON.stringify([process.execPath, echoServer])}\n`
     )
     const args = [Bundle.variants.dist, "serve", "--config", file, "--listen", "127.0.0.1:0"]
     const child = spawn(process.execPath, args, { cwd: root, env: childEnv(), stdio: ["ignore", "ignore", "pipe"] })
@@ -1040,25 +388,32 @@ const metricsDaemon = (on) =>
     child.stderr.on("data", (chunk) => {
       stderr += chunk.toString()
       const match = /serving MCP on (http:\/\/\S+)/.exec(stderr)
-      if (match === null) return
-      const client = new Client({ name: "clawtool-bench", version: "1.0.0" })
-      client.onerror = () => {}
-      client.connect(new StreamableHTTPClientTransport(new URL(match[1]))).then(
-        () =>
-          resolve({
-            pid: child.pid,
-            client,
-            url: match[1],
-            close: async () => {
-              await client.close().catch(() => {})
-              child.kill("SIGTERM")
-            }
-          }),
-        reject
-      )
+      if (match !== null) resolve({ pid: child.pid, url: match[1], stop: () => child.kill("SIGTERM") })
     })
     child.once("exit", (code) => reject(new Error(`daemon exited ${code}: ${stderr}`)))
   })
+
+/** A legacy SDK v1 host on a daemon (one streamable-HTTP session). */
+const legacyHttpHost = async (url) => {
+  const client = new Client({ name: "clawtool-bench", version: "1.0.0" })
+  client.onerror = () => {}
+  await client.connect(new StreamableHTTPClientTransport(new URL(url)))
+  return client
+}
+
+const metricsDaemon = async (on) => {
+  const daemon = await echoDaemon(`metrics-${on ? "on" : "off"}`, on ? "" : "[http]\nmetrics = false\nui = false\n")
+  const client = await legacyHttpHost(daemon.url)
+  return {
+    pid: daemon.pid,
+    client,
+    url: daemon.url,
+    close: async () => {
+      await client.close().catch(() => {})
+      daemon.stop()
+    }
+  }
+}
 
 const metrics = async () => {
   const p = plan.metrics
@@ -1137,7 +492,7 @@ const main = async () => {
     ["trust", "10. trust, redaction and audit on vs off", () => trust()],
     ["code", "11. code mode: token economy and RunCode overhead", () => codeMode(variants.dist)],
     ["metrics", "12. daemon metrics and dashboard counting on vs off", () => metrics()],
-    ["eras", "13. legacy vs 2026-07-28 host, tools/call over stdio", () => eras()]
+    ["eras", "13. legacy vs 2026-07-28 host, tools/call over stdio and HTTP", () => eras()]
   ]
   if (merge && existsSync(outFile)) {
     // The sections this run does not measure, as an earlier run measured them.
