@@ -214,7 +214,7 @@ export class Daemon extends Effect.Service<Daemon>()("clawtool/Daemon", {
 
         // The 2026-07-28 era (ADR 032): sessionless POSTs, answered on their own response.
         const modernHttp = makeModernHttpWire()
-        const modern = gateway.modernServer({
+        const modern = yield* gateway.modernServer({
           wire: modernHttp.wire,
           key: options.stateKey ?? randomBytes(32),
           ttl: options.inputRequiredTtl
@@ -250,10 +250,12 @@ export class Daemon extends Effect.Service<Daemon>()("clawtool/Daemon", {
           if (mismatch !== undefined) return refuse(mismatch)
           const key = randomUUID()
           const meta = (body.params as { _meta?: { progressToken?: unknown } } | undefined)?._meta
-          // A listen is always a stream (as SDK v2 serves it); a call, when it asked for progress and accepts one.
+          // A listen is always a stream (as SDK v2 serves it); a call, when it asked for progress or log messages and
+          // accepts one.
           const stream =
             method === "subscriptions/listen" ||
-            (meta?.progressToken !== undefined && (header(req, "accept") ?? "").includes("text/event-stream"))
+            ((meta?.progressToken !== undefined || checked.envelope.logLevel !== undefined) &&
+              (header(req, "accept") ?? "").includes("text/event-stream"))
           modernHttp.add(key, res, id, stream, method === "subscriptions/listen" ? 15_000 : undefined)
           res.once("close", () => {
             if (modernHttp.forget(key)) modern.cancel(key)

@@ -49,6 +49,8 @@ export interface SessionParts {
   readonly outbound: Outbound
   /** Names the client in audit lines when the SDK has no initialize to read it from (a modern host's clientInfo). */
   readonly client: (name: string | undefined) => void
+  /** The modern calls that asked for their children's log messages. */
+  readonly logs: Modern.LogRoutes
 }
 
 /** Where a session's notices and its children's reverse requests go. */
@@ -176,6 +178,14 @@ export class Gateway extends Effect.Service<Gateway>()("clawtool/Gateway", {
         return Handlers.handlers({ registry: seen, tracing, redact }, view, false)
       })
 
+    /** Children's log messages, mapped (logger = instance), to the modern calls they belong to, in the child's order. */
+    const routeLogs = (logs: Modern.LogRoutes) =>
+      sessions.tap((notification) => {
+        if (notification.method !== "notifications/message" || logs.idle()) return
+        const mapped = Runtime.runSync(runtime)(whole.forward.mapNotification(notification))
+        if (Option.isSome(mapped)) logs.message(mapped.value.params)
+      })
+
     /**
      * One host session over `transport`: its SDK Server, its HostSessions entry (capabilities, log level,
      * subscriptions, tasks, …), its handlers, progress and list_changed notices. stdio serve is one session; the daemon
@@ -236,6 +246,9 @@ export class Gateway extends Effect.Service<Gateway>()("clawtool/Gateway", {
         })
         // Subscribed before the host can initialize, so nothing a child sends after its own initialize is lost.
         const feed = yield* sessions.feed
+        const logs = Modern.makeLogRoutes()
+        // Only stdio (the transport with a relay to prepare) can carry a modern host.
+        if (options.prepare !== undefined) yield* routeLogs(logs)
         options.prepare?.({
           cancels: edge.cancels,
           audit: recorder,
@@ -243,7 +256,8 @@ export class Gateway extends Effect.Service<Gateway>()("clawtool/Gateway", {
           registry: seen,
           handlers,
           outbound,
-          client: (name) => void (client ??= name)
+          client: (name) => void (client ??= name),
+          logs
         })
         // Known secrets never reach the host, on every path a message takes to it (issue 25).
         redaction.guard(transport)
@@ -286,6 +300,7 @@ export class Gateway extends Effect.Service<Gateway>()("clawtool/Gateway", {
           Effect.ignoreLogged(handler!({ uri }, { requestId: `listen:${uri}`, notify: () => {} }))
         )
       })
+      const logs = parts.logs
       parts.outbound.notify = (notification) =>
         Effect.sync(() => {
           if (notification.method === "notifications/resources/updated") listen.updated(notification.params)
@@ -311,6 +326,7 @@ export class Gateway extends Effect.Service<Gateway>()("clawtool/Gateway", {
         listen,
         settled: () => settled,
         parking,
+        logs,
         instanceOf: (tool) => {
           const route = parts.registry.routeNow(tool)
           return route === undefined || route === "core" ? undefined : route.instance
@@ -348,80 +364,85 @@ export class Gateway extends Effect.Service<Gateway>()("clawtool/Gateway", {
       readonly wire: Era.ModernWire
       readonly key: Buffer
       readonly ttl: Duration.Duration
-    }) => {
-      const cancels = new Cancels()
-      const parking = makeParking({
-        key: options.key,
-        ttl: options.ttl,
-        now: () => Runtime.runSync(runtime)(Clock.currentTimeMillis),
-        wire: options.wire,
-        stamp: (result) => Era.stamp(result, Modern.serverInfo, undefined),
-        moved: (from, to, slot) => {
-          if (from !== undefined) cancels.delete(from)
-          if (to !== undefined) cancels.set(to, slot.cancel)
+    }) =>
+      Effect.gen(function* () {
+        const cancels = new Cancels()
+        // The children's log messages for the calls that asked (their sessions are stateless: nothing else pumps them).
+        const logs = Modern.makeLogRoutes()
+        yield* routeLogs(logs)
+        const parking = makeParking({
+          key: options.key,
+          ttl: options.ttl,
+          now: () => Runtime.runSync(runtime)(Clock.currentTimeMillis),
+          wire: options.wire,
+          stamp: (result) => Era.stamp(result, Modern.serverInfo, undefined),
+          moved: (from, to, slot) => {
+            if (from !== undefined) cancels.delete(from)
+            if (to !== undefined) cancels.set(to, slot.cancel)
+          }
+        })
+        // Each listen is a session of its own, fed until its stream closes.
+        const listens = makeHttpListens({
+          runtime,
+          wire: options.wire,
+          cancels,
+          limits: listenLimits,
+          session: listener
+        })
+        return {
+          cancel: (key: string) => cancels.cancel(key, "the host closed the request"),
+          /** Ends every open listen with its result (the daemon stops). */
+          closeListens: listens.closeAll,
+          /** `access`: the endpoint's profile (issue 26; absent: the whole catalog) and the token's name. */
+          serve: (key: string, request: Modern.ModernRequest, envelope: Era.Envelope, access: ListenAccess = {}) =>
+            Effect.gen(function* () {
+              if (request.method === "subscriptions/listen") return yield* listens.serve(key, request, access)
+              const view = yield* sessions.join({
+                id: key,
+                stateless: true,
+                ...access,
+                request: (instance, method, params) =>
+                  parking.ask(
+                    instance,
+                    method,
+                    params === undefined ? undefined : whole.forward.mapReverseParams(instance, params)
+                  )
+              })
+              // What the request declares is what its children's reverse requests may use (MRTR).
+              yield* view.initialized(envelope.capabilities)
+              const client = () => {
+                const name = envelope.clientInfo?.name
+                return typeof name === "string" ? name : undefined
+              }
+              const named = { profile: view.profile, token: view.token }
+              const recorder = metered(Option.getOrUndefined(audit)?.recorder(key, client, named), meter, key, client)
+              const seen = registry.viewOf(view.profile)
+              const handlers = Handlers.handlers({ registry: seen, tracing, redact }, view, false, recorder)
+              const fiber = Modern.serve(
+                {
+                  runtime,
+                  handlers,
+                  cancels,
+                  listen: makeListen(() => {}, 0),
+                  settled: () => settled,
+                  opened: () => {},
+                  parking,
+                  logs,
+                  instanceOf: (tool) => {
+                    const route = seen.routeNow(tool)
+                    return route === undefined || route === "core" ? undefined : route.instance
+                  }
+                },
+                options.wire,
+                { ...request, id: key },
+                envelope
+              )
+              if (fiber !== undefined) yield* Effect.ignore(fiber.await)
+              const left = yield* view.leave
+              yield* left.release
+            })
         }
       })
-      // Each listen is a session of its own, fed until its stream closes.
-      const listens = makeHttpListens({
-        runtime,
-        wire: options.wire,
-        cancels,
-        limits: listenLimits,
-        session: listener
-      })
-      return {
-        cancel: (key: string) => cancels.cancel(key, "the host closed the request"),
-        /** Ends every open listen with its result (the daemon stops). */
-        closeListens: listens.closeAll,
-        /** `access`: the endpoint's profile (issue 26; absent: the whole catalog) and the token's name. */
-        serve: (key: string, request: Modern.ModernRequest, envelope: Era.Envelope, access: ListenAccess = {}) =>
-          Effect.gen(function* () {
-            if (request.method === "subscriptions/listen") return yield* listens.serve(key, request, access)
-            const view = yield* sessions.join({
-              id: key,
-              stateless: true,
-              ...access,
-              request: (instance, method, params) =>
-                parking.ask(
-                  instance,
-                  method,
-                  params === undefined ? undefined : whole.forward.mapReverseParams(instance, params)
-                )
-            })
-            // What the request declares is what its children's reverse requests may use (MRTR).
-            yield* view.initialized(envelope.capabilities)
-            const client = () => {
-              const name = envelope.clientInfo?.name
-              return typeof name === "string" ? name : undefined
-            }
-            const named = { profile: view.profile, token: view.token }
-            const recorder = metered(Option.getOrUndefined(audit)?.recorder(key, client, named), meter, key, client)
-            const seen = registry.viewOf(view.profile)
-            const handlers = Handlers.handlers({ registry: seen, tracing, redact }, view, false, recorder)
-            const fiber = Modern.serve(
-              {
-                runtime,
-                handlers,
-                cancels,
-                listen: makeListen(() => {}, 0),
-                settled: () => settled,
-                opened: () => {},
-                parking,
-                instanceOf: (tool) => {
-                  const route = seen.routeNow(tool)
-                  return route === undefined || route === "core" ? undefined : route.instance
-                }
-              },
-              options.wire,
-              { ...request, id: key },
-              envelope
-            )
-            if (fiber !== undefined) yield* Effect.ignore(fiber.await)
-            const left = yield* view.leave
-            yield* left.release
-          })
-      }
-    }
 
     /**
      * Serves until the host closes stdin (or the fiber is interrupted by SIGINT/SIGTERM); `profile` (`serve --profile`,

@@ -256,4 +256,43 @@ profiles = ["code"]
       }),
     90_000
   )
+
+  it.scopedLive(
+    "the request's log level: a child's messages during the call come on its SSE response at or above it, before the result",
+    () =>
+      Effect.gen(function* () {
+        const config = writeConfig(`[sources.stub]\ncommand = ${stubCommand("--logging")}\n`)
+        const { port } = yield* startDaemon(config)
+        const log = (id: number, level: string, text: string) =>
+          post(
+            port,
+            id,
+            "tools/call",
+            {
+              name: "stub__log",
+              arguments: { level, text },
+              _meta: { "io.modelcontextprotocol/logLevel": "warning" }
+            },
+            { "mcp-name": "stub__log" }
+          )
+        const below = yield* log(1, "info", "below")
+        assert.deepStrictEqual(
+          below.messages.map((message) => message.method ?? message.id),
+          [1]
+        )
+        const above = yield* log(2, "error", "above")
+        assert.match(String(above.headers["content-type"]), /text\/event-stream/)
+        assert.deepStrictEqual(
+          above.messages.map((message) => message.method ?? message.id),
+          ["notifications/message", 2]
+        )
+        assert.deepStrictEqual(above.messages[0]!.params, {
+          level: "error",
+          logger: "stub",
+          data: "above",
+          _meta: { clawtool: { logger: "stub-logger" } }
+        })
+      }),
+    60_000
+  )
 })
