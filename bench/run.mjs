@@ -264,19 +264,11 @@ const overhead = async () => {
 
 // ---------------------------------------------------------------------------------------------------------------------
 // 11. The two MCP eras (issue 27, ADR 032): the same clawtool and child, called by a legacy SDK v1 host and by an SDK v2
-// host pinned to 2026-07-28 (stdio), rounds alternating; HTTP is not measured here yet
+// host pinned to 2026-07-28, over stdio (one clawtool each) and over HTTP (both hosts on one daemon), rounds alternating
 
-/** `open` for an SDK v2 client pinned to the modern era (the envelope on every request, stamped results). */
-const openModern = async (args, label) => {
+/** An SDK v2 client pinned to the modern era (the envelope on every request, stamped results) over `transport`. */
+const modernClient = async (transport, label) => {
   const { Client: ModernClient } = await import("@modelcontextprotocol/client")
-  const { StdioClientTransport: ModernStdio } = await import("@modelcontextprotocol/client/stdio")
-  const transport = new ModernStdio({
-    command: process.execPath,
-    args,
-    env: { ...childEnv(), CLAWTOOL_CACHE_DIR: freshCacheDir() },
-    cwd: root,
-    stderr: "ignore"
-  })
   const client = new ModernClient(
     { name: "clawtool-bench-modern", version: "1.0.0" },
     { versionNegotiation: { mode: { pin: "2026-07-28" } } }
@@ -285,52 +277,94 @@ const openModern = async (args, label) => {
     throw new Error(`${label}: connect failed: ${error.message}`)
   })
   // callEcho's request(…, schema) is the v1 client's call shape: the v2 client takes the same.
+  return client
+}
+
+/** `open` for the modern host over stdio. */
+const openModern = async (args, label) => {
+  const { StdioClientTransport: ModernStdio } = await import("@modelcontextprotocol/client/stdio")
+  const transport = new ModernStdio({
+    command: process.execPath,
+    args,
+    env: { ...childEnv(), CLAWTOOL_CACHE_DIR: freshCacheDir() },
+    cwd: root,
+    stderr: "ignore"
+  })
+  const client = await modernClient(transport, label)
   return { client, pid: transport.pid, close: () => client.close().catch(() => {}) }
+}
+
+/** The legacy and the modern path's rounds, alternating; CPU is the process each client talks to. */
+const eraRounds = async (opened, p, label) => {
+  const paths = opened.map((path) => ({
+    ...path,
+    tool: "echo__echo",
+    client: path.conn.client,
+    latencies: [],
+    rates: [],
+    cpuMs: 0
+  }))
+  for (const path of paths) {
+    await listTools(path.client)
+    const result = await callEcho(path.client, path.tool)
+    if (result.content?.[0]?.text !== "hello") throw new Error(`${path.name}: unexpected ${JSON.stringify(result)}`)
+    await sequentialLatencies(path.client, path.tool, p.warmup)
+    await throughput(path.client, path.tool, p.warmup * 2, p.concurrency)
+  }
+  for (let r = 0; r < p.rounds; r++) {
+    for (const path of r % 2 === 0 ? paths : [...paths].reverse()) await measureRound(path, p)
+  }
+  const [legacy, modern] = paths.map((path) => summaryOf(path, p))
+  log(
+    `  ${label}: legacy p50 ${legacy.p50Ms} ms, ${legacy.throughputRps} calls/s; modern p50 ${modern.p50Ms} ms, ${modern.throughputRps} calls/s (c=${p.concurrency})`
+  )
+  return {
+    legacy,
+    modern: {
+      ...modern,
+      latencyRatioP50: round(modern.p50Ms / legacy.p50Ms),
+      throughputRatio: round(modern.throughputRps / legacy.throughputRps)
+    }
+  }
 }
 
 const eras = async () => {
   const p = plan.overhead
   const config = clawtoolArgs(Bundle.variants.dist, { echo: [echoServer] })
-  const opened = [
+  const stdio = [
     { name: "legacy", conn: await open(config, "legacy host via clawtool") },
     { name: "modern", conn: await openModern(config, "modern host via clawtool") }
   ]
+  const out = { plan: p, loadavgBefore: loadavg() }
   try {
-    const paths = opened.map((path) => ({
-      ...path,
-      tool: "echo__echo",
-      client: path.conn.client,
-      latencies: [],
-      rates: [],
-      cpuMs: 0
-    }))
-    for (const path of paths) {
-      await listTools(path.client)
-      const result = await callEcho(path.client, path.tool)
-      if (result.content?.[0]?.text !== "hello") throw new Error(`${path.name}: unexpected ${JSON.stringify(result)}`)
-      await sequentialLatencies(path.client, path.tool, p.warmup)
-      await throughput(path.client, path.tool, p.warmup * 2, p.concurrency)
-    }
-    for (let r = 0; r < p.rounds; r++) {
-      for (const path of r % 2 === 0 ? paths : [...paths].reverse()) await measureRound(path, p)
-    }
-    const [legacy, modern] = paths.map((path) => summaryOf(path, p))
-    const out = {
-      plan: p,
-      legacy,
-      modern: {
-        ...modern,
-        latencyRatioP50: round(modern.p50Ms / legacy.p50Ms),
-        throughputRatio: round(modern.throughputRps / legacy.throughputRps)
-      }
-    }
-    log(
-      `  stdio: legacy p50 ${legacy.p50Ms} ms, ${legacy.throughputRps} calls/s; modern p50 ${modern.p50Ms} ms, ${modern.throughputRps} calls/s (c=${p.concurrency})`
-    )
-    return out
+    Object.assign(out, await eraRounds(stdio, p, "stdio"))
   } finally {
-    await Promise.all(opened.map((path) => path.conn.close()))
+    await Promise.all(stdio.map((path) => path.conn.close()))
   }
+  // HTTP: one daemon, one child, both hosts (the modern one sessionless, a POST per request).
+  const daemon = await echoDaemon("eras-http", "")
+  try {
+    const { StreamableHTTPClientTransport: ModernHttp } = await import("@modelcontextprotocol/client")
+    const legacy = await legacyHttpHost(daemon.url)
+    const modern = await modernClient(new ModernHttp(new URL(daemon.url)), "modern host via the daemon")
+    const conn = (client) => ({ client, pid: daemon.pid })
+    try {
+      out.http = await eraRounds(
+        [
+          { name: "legacy", conn: conn(legacy) },
+          { name: "modern", conn: conn(modern) }
+        ],
+        p,
+        "http"
+      )
+    } finally {
+      await Promise.all([legacy.close().catch(() => {}), modern.close().catch(() => {})])
+    }
+  } finally {
+    daemon.stop()
+  }
+  out.loadavgAfter = loadavg()
+  return out
 }
 
 // ---------------------------------------------------------------------------------------------------------------------
@@ -1025,14 +1059,15 @@ const trust = async () => {
 // counting every call for /metrics and the dashboard (the defaults) and one with `[http] metrics = false, ui = false`.
 // Rounds alternate the order, as in section 10.
 
-const metricsDaemon = (on) =>
+/** `serve --listen 127.0.0.1:0` over the echo child with `toml` in front of it (audit off); its pid, URL and stop. */
+const echoDaemon = (name, toml) =>
   new Promise((resolve, reject) => {
-    const dir = Path.join(tmp(), `metrics-${on ? "on" : "off"}`)
+    const dir = Path.join(tmp(), name)
     mkdirSync(dir, { recursive: true })
     const file = Path.join(dir, "config.toml")
     writeFileSync(
       file,
-      `${on ? "" : "[http]\nmetrics = false\nui = false\n"}\n[audit]\nenabled = false\n\n[sources.echo]\ncommand = ${JSON.stringify([process.execPath, echoServer])}\n`
+      `${toml}\n[audit]\nenabled = false\n\n[sources.echo]\ncommand = ${JSON.stringify([process.execPath, echoServer])}\n`
     )
     const args = [Bundle.variants.dist, "serve", "--config", file, "--listen", "127.0.0.1:0"]
     const child = spawn(process.execPath, args, { cwd: root, env: childEnv(), stdio: ["ignore", "ignore", "pipe"] })
@@ -1040,25 +1075,32 @@ const metricsDaemon = (on) =>
     child.stderr.on("data", (chunk) => {
       stderr += chunk.toString()
       const match = /serving MCP on (http:\/\/\S+)/.exec(stderr)
-      if (match === null) return
-      const client = new Client({ name: "clawtool-bench", version: "1.0.0" })
-      client.onerror = () => {}
-      client.connect(httpTransport(new URL(match[1]))).then(
-        () =>
-          resolve({
-            pid: child.pid,
-            client,
-            url: match[1],
-            close: async () => {
-              await client.close().catch(() => {})
-              child.kill("SIGTERM")
-            }
-          }),
-        reject
-      )
+      if (match !== null) resolve({ pid: child.pid, url: match[1], stop: () => child.kill("SIGTERM") })
     })
     child.once("exit", (code) => reject(new Error(`daemon exited ${code}: ${stderr}`)))
   })
+
+/** A legacy SDK v1 host on a daemon (one streamable-HTTP session). */
+const legacyHttpHost = async (url) => {
+  const client = new Client({ name: "clawtool-bench", version: "1.0.0" })
+  client.onerror = () => {}
+  await client.connect(httpTransport(new URL(url)))
+  return client
+}
+
+const metricsDaemon = async (on) => {
+  const daemon = await echoDaemon(`metrics-${on ? "on" : "off"}`, on ? "" : "[http]\nmetrics = false\nui = false\n")
+  const client = await legacyHttpHost(daemon.url)
+  return {
+    pid: daemon.pid,
+    client,
+    url: daemon.url,
+    close: async () => {
+      await client.close().catch(() => {})
+      daemon.stop()
+    }
+  }
+}
 
 const metrics = async () => {
   const p = plan.metrics
@@ -1137,7 +1179,7 @@ const main = async () => {
     ["trust", "10. trust, redaction and audit on vs off", () => trust()],
     ["code", "11. code mode: token economy and RunCode overhead", () => codeMode(variants.dist)],
     ["metrics", "12. daemon metrics and dashboard counting on vs off", () => metrics()],
-    ["eras", "13. legacy vs 2026-07-28 host, tools/call over stdio", () => eras()]
+    ["eras", "13. legacy vs 2026-07-28 host, tools/call over stdio and HTTP", () => eras()]
   ]
   if (merge && existsSync(outFile)) {
     // The sections this run does not measure, as an earlier run measured them.

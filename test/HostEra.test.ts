@@ -1,5 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
 import * as Era from "../src/domain/HostEra.js"
+import { makeQuota } from "../src/services/Gateway/HttpListens.js"
 import { parseFilter } from "../src/services/Gateway/Listen.js"
 import { hintFor, listTtlMs, withoutEnvelope } from "../src/services/Gateway/Modern.js"
 import { maxStateLength, openState, sealState } from "../src/services/Gateway/Mrtr.js"
@@ -133,5 +134,23 @@ describe("requestState (MRTR toward modern hosts)", () => {
     assert.isFalse(openState(key, "not-a-state", 0).ok)
     assert.isFalse(openState(key, 42, 0).ok)
     assert.isFalse(openState(key, "x".repeat(maxStateLength + 1), 0).ok)
+  })
+})
+
+describe("listens over HTTP: the quota", () => {
+  it("refuses past the cap per token and per daemon, naming which; a closed listen frees its place", () => {
+    const quota = makeQuota({ total: 3, perToken: 2 })
+    assert.isUndefined(quota.take("alice"))
+    assert.isUndefined(quota.take("alice"))
+    assert.strictEqual(quota.take("alice"), `Subscription limit reached: 2 listens are open for token "alice"`)
+    assert.isUndefined(quota.take(undefined))
+    assert.strictEqual(quota.take("bob"), "Subscription limit reached: 3 listens are open on this clawtool")
+    quota.give("alice")
+    assert.strictEqual(quota.open(), 2)
+    assert.isUndefined(quota.take("bob"))
+    assert.strictEqual(quota.take(undefined), "Subscription limit reached: 3 listens are open on this clawtool")
+    quota.give(undefined)
+    assert.strictEqual(quota.take(undefined), undefined)
+    assert.strictEqual(quota.take(undefined), "Subscription limit reached: 3 listens are open on this clawtool")
   })
 })

@@ -26,6 +26,8 @@ export interface Progress {
 export interface CallOptions {
   /** Set only when the host asked for progress; the SDK then sends its own token to the child. */
   readonly onProgress?: ((progress: Progress) => void) | undefined
+  /** A 2026-07-28 host's log level for this call (its envelope's): a modern child gets it in its own envelope. */
+  readonly logLevel?: string | undefined
 }
 
 /** The catalogs of one child, each the last good listing; `error` says why the last (re-)listing failed. */

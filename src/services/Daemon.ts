@@ -214,7 +214,7 @@ export class Daemon extends Effect.Service<Daemon>()("clawtool/Daemon", {
 
         // The 2026-07-28 era (ADR 032): sessionless POSTs, answered on their own response.
         const modernHttp = makeModernHttpWire()
-        const modern = gateway.modernServer({
+        const modern = yield* gateway.modernServer({
           wire: modernHttp.wire,
           key: options.stateKey ?? randomBytes(32),
           ttl: options.inputRequiredTtl
@@ -227,7 +227,7 @@ export class Daemon extends Effect.Service<Daemon>()("clawtool/Daemon", {
           req: http.IncomingMessage,
           res: http.ServerResponse,
           body: Record<string, unknown>,
-          profile: string | undefined
+          access: { readonly profile: string | undefined; readonly token: string | undefined }
         ) => {
           const id = body.id
           if (typeof id !== "string" && typeof id !== "number") {
@@ -250,13 +250,17 @@ export class Daemon extends Effect.Service<Daemon>()("clawtool/Daemon", {
           if (mismatch !== undefined) return refuse(mismatch)
           const key = randomUUID()
           const meta = (body.params as { _meta?: { progressToken?: unknown } } | undefined)?._meta
+          // A listen is always a stream (as SDK v2 serves it); a call, when it asked for progress or log messages and
+          // accepts one.
           const stream =
-            meta?.progressToken !== undefined && (header(req, "accept") ?? "").includes("text/event-stream")
-          modernHttp.add(key, res, id, stream)
+            method === "subscriptions/listen" ||
+            ((meta?.progressToken !== undefined || checked.envelope.logLevel !== undefined) &&
+              (header(req, "accept") ?? "").includes("text/event-stream"))
+          modernHttp.add(key, res, id, stream, method === "subscriptions/listen" ? 15_000 : undefined)
           res.once("close", () => {
             if (modernHttp.forget(key)) modern.cancel(key)
           })
-          void run(modern.serve(key, { id, method, params: body.params }, checked.envelope, profile))
+          void run(modern.serve(key, { id, method, params: body.params }, checked.envelope, access))
         }
 
         const readiness = Effect.map(gateway.health, (rows) => rows.map(({ stderrTail: _stderr, ...row }) => row))
@@ -336,7 +340,7 @@ export class Daemon extends Effect.Service<Daemon>()("clawtool/Daemon", {
             !Array.isArray(body) &&
             Era.openingEra((body as { method?: unknown }).method, (body as { params?: unknown }).params) === "modern"
           ) {
-            return serveModern(req, res, body as Record<string, unknown>, view.profile)
+            return serveModern(req, res, body as Record<string, unknown>, view)
           }
           if (options.stateless) {
             // Each request stands alone: a fresh session that ends with its response.
@@ -439,6 +443,8 @@ export class Daemon extends Effect.Service<Daemon>()("clawtool/Daemon", {
               server.closeAllConnections()
             }).pipe(Effect.timeout("2 seconds"), Effect.ignore)
         )
+        // Run before the server closes (finalizers run in reverse): each open listen ends with its result.
+        yield* Effect.addFinalizer(() => Effect.sync(() => modern.closeListens()))
         // Port 0 binds a free port: the Host and Origin checks name the one actually bound.
         bound = address
         const hostName = address.host.includes(":") ? `[${address.host}]` : address.host

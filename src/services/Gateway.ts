@@ -3,7 +3,7 @@ import { randomBytes } from "node:crypto"
 import { ConfigChain, recursionRefusal } from "../domain/Environment.js"
 import * as Era from "../domain/HostEra.js"
 import type { JsonObject } from "../domain/Mcp.js"
-import { RpcCode, type RpcError } from "../domain/Surface.js"
+import type { RpcError } from "../domain/Surface.js"
 import { CurrentLimits } from "../domain/Limits.js"
 import { Cancels } from "../transport/Cancels.js"
 import { StdioServerTransport } from "../transport/StdioServerTransport.js"
@@ -11,7 +11,8 @@ import { Audit, type AuditRecorder } from "./Audit.js"
 import { metered, Metrics } from "./Metrics.js"
 import * as CallPath from "./Gateway/CallPath.js"
 import * as Handlers from "./Gateway/Handlers.js"
-import { type Listen, makeListen } from "./Gateway/Listen.js"
+import { type ListenAccess, listenLimits, type ListenSink, makeHttpListens } from "./Gateway/HttpListens.js"
+import { makeListen } from "./Gateway/Listen.js"
 import * as Modern from "./Gateway/Modern.js"
 import { makeParking } from "./Gateway/Mrtr.js"
 import * as StdioEras from "./Gateway/Stdio.js"
@@ -48,6 +49,8 @@ export interface SessionParts {
   readonly outbound: Outbound
   /** Names the client in audit lines when the SDK has no initialize to read it from (a modern host's clientInfo). */
   readonly client: (name: string | undefined) => void
+  /** The modern calls that asked for their children's log messages. */
+  readonly logs: Modern.LogRoutes
 }
 
 /** Where a session's notices and its children's reverse requests go. */
@@ -101,7 +104,8 @@ export class Gateway extends Effect.Service<Gateway>()("clawtool/Gateway", {
 
     // list_changed: one notice per kind per settled change of what the host saw (re-derived, never relayed raw). A list
     // answered before every source settled is compared with what it answered, so a late source is announced once.
-    const notifyChanges = (session: SessionView, edge: Outbound, registry: RegistryView) =>
+    // `now`: what the host sees is the catalog as it is now (a listen opened over HTTP, which listed on other requests).
+    const notifyChanges = (session: SessionView, edge: Outbound, registry: RegistryView, now = false) =>
       Effect.gen(function* () {
         const seen = session.seen
         const snapshot = Effect.gen(function* () {
@@ -109,6 +113,7 @@ export class Gateway extends Effect.Service<Gateway>()("clawtool/Gateway", {
           const surface = yield* registry.surface
           return { tools: catalog.host.hash, resources: surface.resourcesKey, prompts: surface.promptsKey }
         })
+        if (now) Object.assign(seen, yield* snapshot)
         // Once every source settled, a kind the host has not listed yet is compared from then on (as before list_wait).
         yield* Effect.forkScoped(
           Effect.zipRight(
@@ -131,6 +136,54 @@ export class Gateway extends Effect.Service<Gateway>()("clawtool/Gateway", {
             })
           )
         )
+      })
+
+    /** A session ends: what it kept is released, and the children hear what no session needs any more. */
+    const leave = (view: SessionView) =>
+      Effect.gen(function* () {
+        const left = yield* view.leave
+        yield* left.release
+        if (Option.isSome(left.level)) yield* whole.forward.setLevel(left.level.value)
+        for (const uri of left.released) {
+          yield* Effect.ignore(whole.forward.subscription("resources/unsubscribe", { uri }))
+        }
+      }).pipe(Effect.timeout("5 seconds"), Effect.ignore)
+
+    /**
+     * An HTTP subscriptions/listen's own session (ADR 032, Gateway/HttpListens): its profile's view, list_changed after
+     * the debounce and per-kind rules, its children's resources/updated for what it subscribed; it leaves with the scope.
+     */
+    const listener = (key: string, access: ListenAccess, sink: ListenSink) =>
+      Effect.gen(function* () {
+        const feed = yield* sessions.feed
+        const view = yield* sessions.join({
+          id: key,
+          ...access,
+          request: (_instance, method) => Modern.noReverseRequests(method)
+        })
+        // In use while open: never expired as idle.
+        const done = yield* sessions.track(key)
+        yield* Effect.addFinalizer(() => Effect.zipRight(done, leave(view)))
+        const seen = registry.viewOf(view.profile)
+        const outbound: Outbound = {
+          notify: (notification) =>
+            Effect.sync(() => {
+              if (notification.method === "notifications/resources/updated") sink.updated(notification.params)
+            }),
+          listChanged: (kind) => Effect.sync(() => sink.listChanged(kind)),
+          request: (_instance, method) => Modern.noReverseRequests(method)
+        }
+        yield* Effect.forkScoped(notifyChanges(view, outbound, seen, true))
+        yield* Effect.forkScoped(pumpNotifications(feed, view, outbound, seen))
+        return Handlers.handlers({ registry: seen, tracing, redact }, view, false)
+      })
+
+    /** Children's log messages, mapped (logger = instance), to the modern calls they belong to, in the child's order. */
+    const routeLogs = (logs: Modern.LogRoutes) =>
+      sessions.tap((notification) => {
+        if (notification.method !== "notifications/message" || logs.idle()) return
+        const mapped = Runtime.runSync(runtime)(whole.forward.mapNotification(notification))
+        if (Option.isSome(mapped)) logs.message(mapped.value.params)
       })
 
     /**
@@ -193,6 +246,9 @@ export class Gateway extends Effect.Service<Gateway>()("clawtool/Gateway", {
         })
         // Subscribed before the host can initialize, so nothing a child sends after its own initialize is lost.
         const feed = yield* sessions.feed
+        const logs = Modern.makeLogRoutes()
+        // Only stdio (the transport with a relay to prepare) can carry a modern host.
+        if (options.prepare !== undefined) yield* routeLogs(logs)
         options.prepare?.({
           cancels: edge.cancels,
           audit: recorder,
@@ -200,7 +256,8 @@ export class Gateway extends Effect.Service<Gateway>()("clawtool/Gateway", {
           registry: seen,
           handlers,
           outbound,
-          client: (name) => void (client ??= name)
+          client: (name) => void (client ??= name),
+          logs
         })
         // Known secrets never reach the host, on every path a message takes to it (issue 25).
         redaction.guard(transport)
@@ -215,16 +272,7 @@ export class Gateway extends Effect.Service<Gateway>()("clawtool/Gateway", {
           yield* Effect.addFinalizer(() => Effect.sync(closeSession))
         }
         // Released first (finalizers run in reverse): the server above closes after, aborting the calls in flight.
-        yield* Effect.addFinalizer(() =>
-          Effect.gen(function* () {
-            const left = yield* view.leave
-            yield* left.release
-            if (Option.isSome(left.level)) yield* whole.forward.setLevel(left.level.value)
-            for (const uri of left.released) {
-              yield* Effect.ignore(whole.forward.subscription("resources/unsubscribe", { uri }))
-            }
-          }).pipe(Effect.timeout("5 seconds"), Effect.ignore)
-        )
+        yield* Effect.addFinalizer(() => leave(view))
         return { server: edge.server, closed: Effect.raceFirst(closed, view.expired) } as const
       })
 
@@ -252,6 +300,7 @@ export class Gateway extends Effect.Service<Gateway>()("clawtool/Gateway", {
           Effect.ignoreLogged(handler!({ uri }, { requestId: `listen:${uri}`, notify: () => {} }))
         )
       })
+      const logs = parts.logs
       parts.outbound.notify = (notification) =>
         Effect.sync(() => {
           if (notification.method === "notifications/resources/updated") listen.updated(notification.params)
@@ -277,6 +326,7 @@ export class Gateway extends Effect.Service<Gateway>()("clawtool/Gateway", {
         listen,
         settled: () => settled,
         parking,
+        logs,
         instanceOf: (tool) => {
           const route = parts.registry.routeNow(tool)
           return route === undefined || route === "core" ? undefined : route.instance
@@ -314,76 +364,85 @@ export class Gateway extends Effect.Service<Gateway>()("clawtool/Gateway", {
       readonly wire: Era.ModernWire
       readonly key: Buffer
       readonly ttl: Duration.Duration
-    }) => {
-      const cancels = new Cancels()
-      const parking = makeParking({
-        key: options.key,
-        ttl: options.ttl,
-        now: () => Runtime.runSync(runtime)(Clock.currentTimeMillis),
-        wire: options.wire,
-        stamp: (result) => Era.stamp(result, Modern.serverInfo, undefined),
-        moved: (from, to, slot) => {
-          if (from !== undefined) cancels.delete(from)
-          if (to !== undefined) cancels.set(to, slot.cancel)
+    }) =>
+      Effect.gen(function* () {
+        const cancels = new Cancels()
+        // The children's log messages for the calls that asked (their sessions are stateless: nothing else pumps them).
+        const logs = Modern.makeLogRoutes()
+        yield* routeLogs(logs)
+        const parking = makeParking({
+          key: options.key,
+          ttl: options.ttl,
+          now: () => Runtime.runSync(runtime)(Clock.currentTimeMillis),
+          wire: options.wire,
+          stamp: (result) => Era.stamp(result, Modern.serverInfo, undefined),
+          moved: (from, to, slot) => {
+            if (from !== undefined) cancels.delete(from)
+            if (to !== undefined) cancels.set(to, slot.cancel)
+          }
+        })
+        // Each listen is a session of its own, fed until its stream closes.
+        const listens = makeHttpListens({
+          runtime,
+          wire: options.wire,
+          cancels,
+          limits: listenLimits,
+          session: listener
+        })
+        return {
+          cancel: (key: string) => cancels.cancel(key, "the host closed the request"),
+          /** Ends every open listen with its result (the daemon stops). */
+          closeListens: listens.closeAll,
+          /** `access`: the endpoint's profile (issue 26; absent: the whole catalog) and the token's name. */
+          serve: (key: string, request: Modern.ModernRequest, envelope: Era.Envelope, access: ListenAccess = {}) =>
+            Effect.gen(function* () {
+              if (request.method === "subscriptions/listen") return yield* listens.serve(key, request, access)
+              const view = yield* sessions.join({
+                id: key,
+                stateless: true,
+                ...access,
+                request: (instance, method, params) =>
+                  parking.ask(
+                    instance,
+                    method,
+                    params === undefined ? undefined : whole.forward.mapReverseParams(instance, params)
+                  )
+              })
+              // What the request declares is what its children's reverse requests may use (MRTR).
+              yield* view.initialized(envelope.capabilities)
+              const client = () => {
+                const name = envelope.clientInfo?.name
+                return typeof name === "string" ? name : undefined
+              }
+              const named = { profile: view.profile, token: view.token }
+              const recorder = metered(Option.getOrUndefined(audit)?.recorder(key, client, named), meter, key, client)
+              const seen = registry.viewOf(view.profile)
+              const handlers = Handlers.handlers({ registry: seen, tracing, redact }, view, false, recorder)
+              const fiber = Modern.serve(
+                {
+                  runtime,
+                  handlers,
+                  cancels,
+                  listen: makeListen(() => {}, 0),
+                  settled: () => settled,
+                  opened: () => {},
+                  parking,
+                  logs,
+                  instanceOf: (tool) => {
+                    const route = seen.routeNow(tool)
+                    return route === undefined || route === "core" ? undefined : route.instance
+                  }
+                },
+                options.wire,
+                { ...request, id: key },
+                envelope
+              )
+              if (fiber !== undefined) yield* Effect.ignore(fiber.await)
+              const left = yield* view.leave
+              yield* left.release
+            })
         }
       })
-      // A modern HTTP request has no session to feed a subscription's stream: listen needs a host on stdio (for now).
-      const listen: Listen = {
-        ...makeListen(() => {}),
-        open: (id, _params, wire) =>
-          wire.error(id, {
-            code: RpcCode.MethodNotFound,
-            message: "subscriptions/listen is served to stdio hosts only for now (ADR 032)"
-          })
-      }
-      return {
-        cancel: (key: string) => cancels.cancel(key, "the host closed the request"),
-        /** `profile`: the endpoint's (issue 26); absent: the whole catalog. */
-        serve: (key: string, request: Modern.ModernRequest, envelope: Era.Envelope, profile?: string) =>
-          Effect.gen(function* () {
-            const view = yield* sessions.join({
-              id: key,
-              stateless: true,
-              profile,
-              request: (instance, method, params) =>
-                parking.ask(
-                  instance,
-                  method,
-                  params === undefined ? undefined : whole.forward.mapReverseParams(instance, params)
-                )
-            })
-            // What the request declares is what its children's reverse requests may use (MRTR).
-            yield* view.initialized(envelope.capabilities)
-            const recorder = Option.getOrUndefined(audit)?.recorder(key, () => {
-              const name = envelope.clientInfo?.name
-              return typeof name === "string" ? name : undefined
-            })
-            const seen = registry.viewOf(view.profile)
-            const handlers = Handlers.handlers({ registry: seen, tracing, redact }, view, false, recorder)
-            const fiber = Modern.serve(
-              {
-                runtime,
-                handlers,
-                cancels,
-                listen,
-                settled: () => settled,
-                opened: () => {},
-                parking,
-                instanceOf: (tool) => {
-                  const route = seen.routeNow(tool)
-                  return route === undefined || route === "core" ? undefined : route.instance
-                }
-              },
-              options.wire,
-              { ...request, id: key },
-              envelope
-            )
-            if (fiber !== undefined) yield* Effect.ignore(fiber.await)
-            const left = yield* view.leave
-            yield* left.release
-          })
-      }
-    }
 
     /**
      * Serves until the host closes stdin (or the fiber is interrupted by SIGINT/SIGTERM); `profile` (`serve --profile`,

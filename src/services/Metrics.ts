@@ -35,7 +35,9 @@ export const metered = (
   if (recorder === undefined) return { session, client, record: meter.end, begin: meter.begin }
   const audit = recorder.record
   const end = meter.end
+  // The recorder's profile and token stay: its audit lines name them (issue 26).
   return {
+    ...recorder,
     session,
     client,
     begin: meter.begin,

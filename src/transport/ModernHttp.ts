@@ -10,13 +10,25 @@ import type { JsonObject } from "../domain/Mcp.js"
 export const makeModernHttpWire = () => {
   const open = new Map<
     string,
-    { readonly res: http.ServerResponse; readonly rpcId: string | number; readonly stream: boolean }
+    {
+      readonly res: http.ServerResponse
+      readonly rpcId: string | number
+      readonly stream: boolean
+      readonly keepAlive: NodeJS.Timeout | undefined
+    }
   >()
+  const forget = (key: string) => {
+    const entry = open.get(key)
+    if (entry === undefined) return false
+    open.delete(key)
+    clearInterval(entry.keepAlive)
+    return true
+  }
   const line = (rpcId: string | number, body: string) => `{"jsonrpc":"2.0","id":${JSON.stringify(rpcId)},${body}}`
   const end = (key: string | number, text: string) => {
     const entry = open.get(String(key))
     if (entry === undefined) return
-    open.delete(String(key))
+    forget(String(key))
     const { res, rpcId, stream } = entry
     const json = line(rpcId, text)
     if (res.writableEnded) return
@@ -36,12 +48,19 @@ export const makeModernHttpWire = () => {
   }
   return {
     wire,
-    /** Request `key` is answered on `res`; `stream`: as SSE (its progress goes there too). */
-    add: (key: string, res: http.ServerResponse, rpcId: string | number, stream: boolean) => {
-      open.set(key, { res, rpcId, stream })
+    /**
+     * Request `key` is answered on `res`; `stream`: as SSE (its progress goes there too), with a comment every
+     * `keepAliveMs` when given (a listen's stream idles between notices: proxies keep it, a dead host is noticed).
+     */
+    add: (key: string, res: http.ServerResponse, rpcId: string | number, stream: boolean, keepAliveMs?: number) => {
+      const keepAlive =
+        stream && keepAliveMs !== undefined
+          ? setInterval(() => void res.write(": keepalive\n\n"), keepAliveMs).unref()
+          : undefined
+      open.set(key, { res, rpcId, stream, keepAlive })
       if (stream) res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" })
     },
     /** The host went away before its answer. */
-    forget: (key: string) => open.delete(key)
+    forget
   }
 }

@@ -172,7 +172,7 @@ describe("the era verdict", () => {
       assert.deepStrictEqual([before.era, before.toolCount], ["legacy", 4])
       fs.writeFileSync(eraFile, "modern")
       const after = yield* run()
-      assert.deepStrictEqual([after.era, after.toolCount], ["modern", 6])
+      assert.deepStrictEqual([after.era, after.toolCount], ["modern", 7])
     })
   )
 
@@ -195,7 +195,7 @@ describe("the era verdict", () => {
         rows.map((row) => [row.name, row.status, row.era, row.toolCount]),
         [
           ["legacy", "down", null, 0],
-          ["modern", "running", "modern", 6]
+          ["modern", "running", "modern", 7]
         ]
       )
       // The pinned client's own server/discover, on the session's process: one process, never an initialize.

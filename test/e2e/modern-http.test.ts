@@ -2,9 +2,11 @@ import { assert, beforeAll, describe, it } from "@effect/vitest"
 import { Client } from "@modelcontextprotocol/client"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/client"
 import { Effect } from "effect"
+import * as fs from "node:fs"
+import * as path from "node:path"
 import { ensureBuilt, writeConfig } from "../lib/cli.js"
-import { initializeBody, messagesOf, rawRequest, startDaemon } from "../lib/daemon.js"
-import { stubCommand } from "../lib/sources.js"
+import { httpClient, initializeBody, messagesOf, rawRequest, startDaemon } from "../lib/daemon.js"
+import { eventually, pollUntil, stubCommand, tempDir } from "../lib/sources.js"
 
 /**
  * 2026-07-28 hosts on `serve --listen` (ADR 032): sessionless POSTs with the envelope, the Mcp-Method/Mcp-Name checks,
@@ -21,14 +23,45 @@ const meta = {
   "io.modelcontextprotocol/clientInfo": { name: "raw", version: "1" }
 }
 
-const post = (port: number, id: number, method: string, params: Json, headers: Record<string, string> = {}) =>
+const post = (
+  port: number,
+  id: number,
+  method: string,
+  params: Json,
+  headers: Record<string, string> = {},
+  path = "/mcp"
+) =>
   Effect.map(
     rawRequest(port, {
+      path,
       headers: { "mcp-method": method, ...headers },
       body: JSON.stringify({ jsonrpc: "2.0", id, method, params: { ...params, _meta: { ...meta, ...params._meta } } })
     }),
     (response) => ({ ...response, messages: messagesOf(response.body) as ReadonlyArray<Json> })
   )
+
+/** An SDK v2 host pinned to 2026-07-28 over HTTP, closed with the scope. */
+const modernClient = (url: URL) =>
+  Effect.acquireRelease(
+    Effect.promise(async () => {
+      const client = new Client(
+        { name: "v2-http", version: "1" },
+        { versionNegotiation: { mode: { pin: "2026-07-28" } } }
+      )
+      await client.connect(new StreamableHTTPClientTransport(url))
+      return client
+    }),
+    (client) => Effect.promise(() => client.close().catch(() => {}))
+  )
+
+const listenConfig = (chatTools: string, more = "") => `
+[sources.stub]
+command = ${stubCommand("--resources", "--subscribe")}
+${more}
+[profiles.chat]
+sources = ["stub"]
+tools = ${chatTools}
+`
 
 describe("modern hosts over HTTP", () => {
   it.scopedLive(
@@ -91,10 +124,6 @@ describe("modern hosts over HTTP", () => {
         const replay = yield* post(port, 9, "tools/call", retry, { "mcp-name": "stub__ask" })
         assert.include(replay.messages[0]!.error.message, "already used")
 
-        const listen = yield* post(port, 10, "subscriptions/listen", { notifications: { toolsListChanged: true } })
-        assert.strictEqual(listen.messages[0]!.error.code, -32601)
-        assert.include(listen.messages[0]!.error.message, "stdio hosts only")
-
         // A legacy host on the same endpoint: initialize opens a session, as before.
         const legacy = yield* rawRequest(port, { body: initializeBody })
         assert.strictEqual(legacy.status, 200)
@@ -113,5 +142,157 @@ describe("modern hosts over HTTP", () => {
         yield* Effect.promise(() => client.close())
       }),
     90_000
+  )
+
+  it.scopedLive(
+    "audit: a modern call on /mcp/<profile> with a named token names both, as a legacy session's call does",
+    () =>
+      Effect.gen(function* () {
+        const state = tempDir()
+        const config = writeConfig(`
+[sources.stub]
+command = ${stubCommand()}
+
+[profiles.code]
+sources = ["stub"]
+
+[http.tokens.alice]
+token = "alice-secret-token"
+profiles = ["code"]
+`)
+        const { port, url } = yield* startDaemon(config, { env: { CLAWTOOL_STATE_DIR: state } })
+        const authorization = "Bearer alice-secret-token"
+        const modern = yield* post(
+          port,
+          1,
+          "tools/call",
+          { name: "stub__echo", arguments: { text: "modern" } },
+          { "mcp-name": "stub__echo", authorization },
+          "/mcp/code"
+        )
+        assert.strictEqual(modern.messages[0]!.result.content[0].text, "echo:modern")
+        const { client } = yield* httpClient(new URL("/mcp/code", url), { token: "alice-secret-token" })
+        yield* Effect.promise(() => client.callTool({ name: "stub__echo", arguments: { text: "legacy" } }))
+        const file = path.join(state, "audit.jsonl")
+        const lines = () =>
+          fs.existsSync(file)
+            ? fs
+                .readFileSync(file, "utf8")
+                .split("\n")
+                .filter((line) => line !== "")
+                .map((line) => JSON.parse(line) as Json)
+            : []
+        yield* eventually(() => lines().length >= 2, 20_000, "two audit lines")
+        const byClient = Object.fromEntries(lines().map((line) => [line.client, line]))
+        for (const client of ["http-host", "raw"]) {
+          assert.strictEqual(byClient[client]?.profile, "code", client)
+          assert.strictEqual(byClient[client]?.token, "alice", client)
+        }
+      }),
+    90_000
+  )
+
+  it.scopedLive(
+    "subscriptions/listen: resources/updated and tools list_changed on the listen's stream, per profile; closing frees it",
+    () =>
+      Effect.gen(function* () {
+        const config = writeConfig(listenConfig(`["*"]`))
+        const save = (text: string) => {
+          fs.writeFileSync(`${config}.tmp`, text)
+          fs.renameSync(`${config}.tmp`, config)
+        }
+        const { url } = yield* startDaemon(config)
+        const whole = yield* modernClient(url)
+        const chat = yield* modernClient(new URL("/mcp/chat", url))
+        const heard = { whole: [] as Array<Json>, chat: [] as Array<Json> }
+        for (const [name, client] of [
+          ["whole", whole],
+          ["chat", chat]
+        ] as const) {
+          // Every source settled before the listens open: what they announce is a change after that.
+          yield* pollUntil(
+            Effect.promise(() => client.listTools()),
+            (listed) => listed.tools.some((tool) => tool.name === "stub__echo"),
+            `${name}'s stub tools`
+          )
+          for (const method of ["notifications/tools/list_changed", "notifications/resources/updated"] as const) {
+            client.setNotificationHandler(method, (note) => void heard[name].push(note as Json))
+          }
+        }
+        const filter = { toolsListChanged: true, resourceSubscriptions: ["stub://info"] }
+        const wholeListen = yield* Effect.promise(() => whole.listen(filter))
+        assert.deepStrictEqual(wholeListen.honoredFilter, filter)
+        yield* Effect.promise(() => chat.listen(filter))
+        const subscribed = () =>
+          Effect.map(
+            Effect.promise(() => whole.callTool({ name: "stub__subscribed", arguments: {} })),
+            (answer) => (answer as Json).content[0].text as string
+          )
+        yield* pollUntil(subscribed(), (text) => text.includes("stub://info"), "the child's subscription")
+
+        // resources/updated for the subscribed URI, on each listen's stream, tagged with its subscription id.
+        yield* Effect.promise(() => whole.callTool({ name: "stub__touch", arguments: {} }))
+        const updated = (name: "whole" | "chat") =>
+          heard[name].filter((note) => note.method === "notifications/resources/updated")
+        yield* eventually(() => updated("whole").length === 1 && updated("chat").length === 1, 10_000, "the updates")
+        assert.strictEqual(updated("whole")[0]!.params.uri, "stub://info")
+        assert.match(updated("whole")[0]!.params._meta["io.modelcontextprotocol/subscriptionId"], /^listen:/)
+
+        // Profile-aware: chat's view loses stub.echo, the whole catalog does not change; then a new source changes only
+        // the whole catalog (chat serves stub alone).
+        const changed = (name: "whole" | "chat") =>
+          heard[name].filter((note) => note.method === "notifications/tools/list_changed").length
+        save(listenConfig(`["*", "!stub.echo"]`))
+        yield* eventually(() => changed("chat") === 1, 20_000, "chat's list_changed")
+        save(listenConfig(`["*", "!stub.echo"]`, `[sources.more]\ncommand = ${stubCommand("--name", "more")}\n`))
+        yield* eventually(() => changed("whole") === 1, 20_000, "the whole catalog's list_changed")
+        assert.deepStrictEqual({ whole: changed("whole"), chat: changed("chat") }, { whole: 1, chat: 1 })
+
+        // Closing frees the stream: the whole listen's close leaves chat's subscription at the child (counted), closing
+        // the chat client ends the last one and the child is unsubscribed.
+        yield* Effect.promise(() => wholeListen.close())
+        yield* Effect.promise(() => chat.close())
+        yield* pollUntil(subscribed(), (text) => !text.includes("stub://info"), "the child unsubscribed")
+      }),
+    90_000
+  )
+
+  it.scopedLive(
+    "the request's log level: a child's messages during the call come on its SSE response at or above it, before the result",
+    () =>
+      Effect.gen(function* () {
+        const config = writeConfig(`[sources.stub]\ncommand = ${stubCommand("--logging")}\n`)
+        const { port } = yield* startDaemon(config)
+        const log = (id: number, level: string, text: string) =>
+          post(
+            port,
+            id,
+            "tools/call",
+            {
+              name: "stub__log",
+              arguments: { level, text },
+              _meta: { "io.modelcontextprotocol/logLevel": "warning" }
+            },
+            { "mcp-name": "stub__log" }
+          )
+        const below = yield* log(1, "info", "below")
+        assert.deepStrictEqual(
+          below.messages.map((message) => message.method ?? message.id),
+          [1]
+        )
+        const above = yield* log(2, "error", "above")
+        assert.match(String(above.headers["content-type"]), /text\/event-stream/)
+        assert.deepStrictEqual(
+          above.messages.map((message) => message.method ?? message.id),
+          ["notifications/message", 2]
+        )
+        assert.deepStrictEqual(above.messages[0]!.params, {
+          level: "error",
+          logger: "stub",
+          data: "above",
+          _meta: { clawtool: { logger: "stub-logger" } }
+        })
+      }),
+    60_000
   )
 })

@@ -4,7 +4,8 @@ import { StdioClientTransport } from "@modelcontextprotocol/client/stdio"
 import { Effect } from "effect"
 import * as fs from "node:fs"
 import { ensureBuilt, freshCacheDir, main, tempDirEnv, writeConfig } from "../lib/cli.js"
-import { root, stubCommand } from "../lib/sources.js"
+import * as path from "node:path"
+import { eventually, root, stubCommand } from "../lib/sources.js"
 import { type Json, wireHost } from "../lib/wire.js"
 
 /**
@@ -268,6 +269,64 @@ describe("modern host over stdio", () => {
         const list = JSON.parse(yield* host.request(3, "tools/list", { _meta: modernMeta })) as Json
         assert.strictEqual(list.result.resultType, undefined)
         assert.strictEqual(list.result.ttlMs, undefined)
+      }),
+    60_000
+  )
+
+  it.scopedLive(
+    "the request's log level: a child's messages during the call at or above it reach the host, below it not; a modern child gets it",
+    () =>
+      Effect.gen(function* () {
+        const modernChild = JSON.stringify([process.execPath, path.join(root, "test/fixtures/modern-server.mjs")])
+        const config = writeConfig(
+          `[sources.stub]\ncommand = ${stubCommand("--logging")}\n\n[sources.modern]\ncommand = ${modernChild}\nprotocol = "modern"\n`
+        )
+        const host = yield* wireHost(config)
+        const meta = { ...modernMeta, "io.modelcontextprotocol/logLevel": "warning" }
+        const call = (id: number, name: string, level: string, text: string) =>
+          Effect.map(
+            host.request(id, "tools/call", { name, arguments: { level, text }, _meta: meta }),
+            (line) => JSON.parse(line) as Json
+          )
+        const said = () => host.notifications("notifications/message").map((note) => note.params as Json)
+        // A legacy child logs whatever it is asked to: clawtool filters by the request's level.
+        yield* call(1, "stub__log", "info", "below")
+        yield* call(2, "stub__log", "error", "above")
+        yield* eventually(() => said().some((note) => note.data === "above"), 10_000, "the error message")
+        // Related to its call: written before the call's result.
+        const at = (find: (line: string) => boolean) => host.lines.findIndex(find)
+        assert.isBelow(
+          at((line) => line.includes(`"data":"above"`)),
+          at((line) => line.startsWith(`{"jsonrpc":"2.0","id":2,`))
+        )
+        assert.deepStrictEqual(
+          said().map((note) => [note.level, note.logger, note.data]),
+          [["error", "stub", "above"]]
+        )
+        // A modern child gets the level in its own envelope (and filters itself).
+        const modern = yield* call(3, "modern__log", "warning", "modern-above")
+        assert.strictEqual(modern.result.content[0].text, "level:warning")
+        yield* eventually(
+          () => said().some((note) => note.data === "modern-above"),
+          10_000,
+          "the modern child's message"
+        )
+        yield* call(4, "modern__log", "info", "modern-below")
+        // Without a level in the envelope: no messages for the call at all.
+        yield* Effect.map(
+          host.request(5, "tools/call", {
+            name: "stub__log",
+            arguments: { level: "error", text: "unasked" },
+            _meta: modernMeta
+          }),
+          (line) => JSON.parse(line) as Json
+        )
+        yield* call(6, "stub__log", "critical", "last")
+        yield* eventually(() => said().some((note) => note.data === "last"), 10_000, "the last message")
+        assert.deepStrictEqual(
+          said().map((note) => note.data),
+          ["above", "modern-above", "last"]
+        )
       }),
     60_000
   )

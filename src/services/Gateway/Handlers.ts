@@ -24,6 +24,8 @@ export interface RequestContext {
   readonly requestId: string | number
   /** Sends the host a notification about this request (its progress), never failing. */
   readonly notify: (method: string, params: JsonObject) => void
+  /** A 2026-07-28 host's log level for this request (its envelope's); none: no request-related log messages. */
+  readonly logLevel?: string | undefined
 }
 
 /** One host request: its params in, its result or its JSON-RPC error out. */
@@ -255,7 +257,7 @@ export const handlers = (
         nested: inner !== undefined,
         call: (_meta) => {
           const called = Effect.provideService(
-            registry.call(name, { arguments: args, _meta, task }, { onProgress }),
+            registry.call(name, { arguments: args, _meta, task }, { onProgress, logLevel: context.logLevel }),
             CallRoute,
             Option.some(routeFor(onProgress, { via: name, traced: Option.isSome(traceContext) || !tracing.untraced }))
           )

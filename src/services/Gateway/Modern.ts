@@ -62,6 +62,44 @@ export interface ModernContext {
   readonly parking: Parking
   /** The instance a tools/call goes to (undefined: one of clawtool's own tools, or not listed). */
   readonly instanceOf: (tool: string) => string | undefined
+  /** The calls whose host asked for log messages. */
+  readonly logs: LogRoutes
+}
+
+export type LogRoutes = ReturnType<typeof makeLogRoutes>
+
+/**
+ * The modern calls that asked for log messages (their envelope's `logLevel`), by the child serving each: a child's
+ * notifications/message carries no link to a request, so it goes to the latest such call in flight on that child, when
+ * that call's level admits it (the era has no other destination for it: it is dropped otherwise).
+ */
+export const makeLogRoutes = () => {
+  const open = new Map<
+    string | number,
+    { readonly instance: () => string | undefined; readonly level: string; readonly wire: Era.ModernWire }
+  >()
+  return {
+    /**
+     * Call `id` on `instance` (asked when a message comes: the catalog may not list the tool when the call starts)
+     * hears its child's messages at `level` and above until the returned function runs.
+     */
+    add: (id: string | number, instance: () => string | undefined, level: string, wire: Era.ModernWire) => {
+      const route = { instance, level, wire }
+      open.set(id, route)
+      return () => void (open.get(id) === route && open.delete(id))
+    },
+    /** No call is listening (the common case: nothing to map). */
+    idle: () => open.size === 0,
+    /** A child's notifications/message, mapped (its logger is the instance). */
+    message: (params: JsonObject) => {
+      let to: [string | number, { readonly level: string; readonly wire: Era.ModernWire }] | undefined
+      for (const [id, route] of open) if (route.instance() === params.logger) to = [id, route]
+      if (to === undefined) return
+      const level = params.level
+      if (typeof level === "string" && logLevels.indexOf(level) < logLevels.indexOf(to[1].level)) return
+      to[1].wire.notify("notifications/message", params, to[0])
+    }
+  }
 }
 
 /** Whether a request's host can answer sampling, elicitation or roots: then its call may be answered input_required. */
@@ -133,14 +171,17 @@ export const serve = (
   const fiber = Runtime.runFork(context.runtime)(
     handler(withoutEnvelope(request.params), {
       requestId: id,
-      notify: (method, params) => wire.notify(method, params, id)
+      notify: (method, params) => wire.notify(method, params, id),
+      logLevel: envelope.logLevel
     })
   )
+  const unroute = logRouteFor(context, wire, id, method, request.params, envelope)
   const cancel = () => void Runtime.runFork(context.runtime)(Fiber.interrupt(fiber))
   context.cancels.set(id, cancel)
   const slot = slotFor(context, id, method, request.params, envelope)
   if (slot !== undefined) slot.cancel = cancel
   fiber.addObserver((exit) => {
+    unroute()
     const write = (to: string | number) => {
       if (Exit.isSuccess(exit)) return wire.result(to, stamp(exit.value))
       const failure = Cause.failureOption(exit.cause)
@@ -158,6 +199,20 @@ export const serve = (
     context.parking.finish(slot, write)
   })
   return fiber
+}
+
+/** A tools/call whose envelope names a log level hears its child's messages (LogRoutes) while it runs. */
+const logRouteFor = (
+  context: ModernContext,
+  wire: Era.ModernWire,
+  id: string | number,
+  method: string,
+  params: unknown,
+  envelope: Era.Envelope
+): (() => void) => {
+  const name = isJsonObject(params) ? params.name : undefined
+  if (envelope.logLevel === undefined || method !== "tools/call" || typeof name !== "string") return () => {}
+  return context.logs.add(id, () => context.instanceOf(name), envelope.logLevel, wire)
 }
 
 /** A tools/call of a host that answers input gets a slot: a child's question then answers it input_required. */

@@ -61,9 +61,11 @@ export const eraSwitch = (options: {
       return true
     }
     // A host that answers input, and its retries, take the path that can answer input_required (Mrtr.ts).
+    // A call that asked for log messages too: its child's messages are routed to it (Modern.LogRoutes).
     if (
       message.method === "tools/call" &&
       !Modern.answersInput(envelope) &&
+      envelope.logLevel === undefined &&
       !Modern.isRetry(message.params) &&
       relay(message)
     ) {

@@ -2,7 +2,7 @@ import { Clock, Deferred, Duration, Effect, Either, Option, PubSub, Schedule } f
 import type { JsonObject } from "../../domain/Mcp.js"
 import { type ChildNotification, type HostPort, keptIn } from "../HostBridge.js"
 import { Table } from "./Table.js"
-import { HostSession, newSession, notifyInto, type Policy, rootsOf, type Sessions, viewOf } from "./View.js"
+import { HostSession, newSession, notifyInto, type Policy, tapInto, rootsOf, type Sessions, viewOf } from "./View.js"
 
 /** What the daemon's sessions share (ADR 020): what children are told, and when an unused session expires. */
 export interface SharedSettings {
@@ -21,6 +21,7 @@ export interface SharedSettings {
 export const makeShared = (settings: SharedSettings) =>
   Effect.gen(function* () {
     const notifications = yield* PubSub.unbounded<ChildNotification>()
+    const taps = new Set<(notification: ChildNotification) => void>()
     const table = new Table()
 
     const policy: Policy = {
@@ -44,7 +45,7 @@ export const makeShared = (settings: SharedSettings) =>
             onRight: (owner) => owner.request(instance, method, params)
           })
         ),
-      notify: notifyInto(notifications),
+      notify: notifyInto(notifications, taps),
       logLevel: Effect.sync(() => table.lowestLevel()),
       subscriptions: (instance) => Effect.sync(() => table.childSubscriptions(instance)),
       callerRoots: Effect.flatMap(caller, (session) =>
@@ -88,6 +89,7 @@ export const makeShared = (settings: SharedSettings) =>
           return viewOf(table, session, policy)
         }),
       feed: PubSub.subscribe(notifications),
+      tap: tapInto(taps),
       track: (id) =>
         Effect.map(Clock.currentTimeMillis, (now) => {
           const session = table.sessions.get(id)

@@ -10,7 +10,7 @@ import {
   reverseCapability
 } from "../HostBridge.js"
 import { nothingLeft, type Session, Table } from "./Table.js"
-import { newSession, notifyInto, type Policy, rootsOf, type Sessions, viewOf } from "./View.js"
+import { newSession, notifyInto, type Policy, tapInto, rootsOf, type Sessions, viewOf } from "./View.js"
 
 /** A host initializes within milliseconds of starting clawtool; one that never does must not hold children forever. */
 export const hostWait = "10 seconds"
@@ -44,6 +44,7 @@ export const makeSingle = Effect.gen(function* () {
     Effect.forkScoped
   )
   const notifications = yield* PubSub.unbounded<ChildNotification>()
+  const taps = new Set<(notification: ChildNotification) => void>()
   const table = new Table()
   /** The host that initialized (the last one, should a test open several): reverse requests and roots go to it. */
   let host: Session | undefined
@@ -90,7 +91,7 @@ export const makeSingle = Effect.gen(function* () {
     ready: Deferred.await(initialized),
     clientCapabilities: Deferred.await(declared),
     request,
-    notify: notifyInto(notifications),
+    notify: notifyInto(notifications, taps),
     logLevel: Effect.sync(() => table.lowestLevel()),
     subscriptions: (instance) => Effect.sync(() => table.childSubscriptions(instance)),
     callerRoots: Effect.suspend(() => (host === undefined ? Effect.succeed(Option.none()) : rootsOf(host))),
@@ -107,6 +108,7 @@ export const makeSingle = Effect.gen(function* () {
         return viewOf(table, session, policy)
       }),
     feed: PubSub.subscribe(notifications),
+    tap: tapInto(taps),
     // One host never expires.
     track: () => Effect.succeed(Effect.void),
     port

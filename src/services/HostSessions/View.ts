@@ -75,6 +75,11 @@ export interface Sessions {
   }) => Effect.Effect<SessionView>
   /** Children's notifications for the hosts (subscribe before a host can receive any). */
   readonly feed: Effect.Effect<Queue.Dequeue<ChildNotification>, never, Scope.Scope>
+  /**
+   * Each child notification handed to `tap` synchronously as the child's line is read, before the child's later lines
+   * (a log message reaches the call it belongs to before the call's result does); for the scope's life.
+   */
+  readonly tap: (tap: (notification: ChildNotification) => void) => Effect.Effect<void, never, Scope.Scope>
   /** A request is open on session `id` until the returned effect runs: a session in use never expires. */
   readonly track: (id: string) => Effect.Effect<Effect.Effect<void>>
   readonly port: HostPort
@@ -133,11 +138,21 @@ export const rootsOf = (session: Session): Effect.Effect<Option.Option<ReadonlyA
           )
   )
 
-/** Hands a child's notification to every session's feed. */
+/** Hands a child's notification to every session's feed, and to each tap at once (in the child's order). */
 export const notifyInto =
-  (notifications: PubSub.PubSub<ChildNotification>) =>
-  (notification: ChildNotification): void =>
+  (notifications: PubSub.PubSub<ChildNotification>, taps: ReadonlySet<(notification: ChildNotification) => void>) =>
+  (notification: ChildNotification): void => {
+    for (const tap of taps) tap(notification)
     void notifications.unsafeOffer(notification)
+  }
+
+/** `Sessions.tap` over a set of taps. */
+export const tapInto =
+  (taps: Set<(notification: ChildNotification) => void>) => (tap: (notification: ChildNotification) => void) =>
+    Effect.acquireRelease(
+      Effect.sync(() => void taps.add(tap)),
+      () => Effect.sync(() => void taps.delete(tap))
+    )
 
 /** One request of `session` in flight on `instance`, until the returned function is called (once counts). */
 const enter = (session: Session, instance: string) => {

@@ -35,6 +35,9 @@ import * as Version from "../../version.js"
  * Loaded only with the first modern child.
  */
 
+/** The envelope's per-request log level (2026-07-28). */
+const logLevelKey = "io.modelcontextprotocol/logLevel"
+
 /** A host's answer to one embedded request (interrupting it through `signal` cancels it at the host). */
 export type Ask = (method: string, params: JsonObject | undefined, signal: AbortSignal) => Promise<JsonObject>
 
@@ -43,6 +46,8 @@ type RequestOptions = {
   readonly timeout?: number
   readonly onprogress?: (progress: { progress: number; total?: number; message?: string }) => void
   readonly resetTimeoutOnProgress?: boolean
+  /** The host's log level for this request, put into the child's envelope. */
+  readonly logLevel?: string
 }
 
 /** The v2 SDK's failures in the v1 SDK's terms (a timeout keeps the `timeout` datum isOwnTimeout reads). */
@@ -158,7 +163,12 @@ export class ModernClient {
         return {}
       }
     }
-    let current = params
+    const level = options.logLevel
+    const sent =
+      level === undefined
+        ? params
+        : { ...params, _meta: { ...(isJsonObject(params._meta) ? params._meta : {}), [logLevelKey]: level } }
+    let current = sent
     for (let round = 0; ; round++) {
       let result: JsonObject
       try {
@@ -181,7 +191,7 @@ export class ModernClient {
           `${request.method}: the source still asked for input after ${maxInputRounds} rounds`
         )
       }
-      current = retryParams(params, needed, await this.answers(needed, options.signal))
+      current = retryParams(sent, needed, await this.answers(needed, options.signal))
     }
   }
 

@@ -29,7 +29,9 @@ export const sdkToolCall = (
       client.request({ method: "tools/call", params: request }, AnyResult, {
         signal,
         timeout: timeoutMs ?? noTimeout,
-        ...(onprogress === undefined ? {} : { onprogress, resetTimeoutOnProgress: true })
+        ...(onprogress === undefined ? {} : { onprogress, resetTimeoutOnProgress: true }),
+        // Read by a modern child's adapter (its envelope's level, Modern.ts); the v1 client ignores it.
+        ...(options?.logLevel === undefined ? {} : { logLevel: options.logLevel })
       }) as Promise<CallToolResult>,
     catch: (cause) => cause
   })
