@@ -1,5 +1,5 @@
 import type { Effect, Either, Stream } from "effect"
-import type { EraVerdict } from "./Era.js"
+import type { EraVerdict, InputPass } from "./Era.js"
 import type { CallError, SourceError } from "./Errors.js"
 import type { CallToolRequest, CallToolResult, JsonObject, Tool } from "./Mcp.js"
 import type { InstanceSurface, RpcError } from "./Surface.js"
@@ -26,6 +26,8 @@ export interface Progress {
 export interface CallOptions {
   /** Set only when the host asked for progress; the SDK then sends its own token to the child. */
   readonly onProgress?: ((progress: Progress) => void) | undefined
+  /** A modern host's call: a modern child's input_required comes back to it instead of being asked (ADR 033). */
+  readonly input?: InputPass | undefined
 }
 
 /** The catalogs of one child, each the last good listing; `error` says why the last (re-)listing failed. */

@@ -65,6 +65,20 @@ export interface InputRequired {
   readonly requestState: string | undefined
 }
 
+/**
+ * A modern host's tools/call on its way to a child (MRTR passthrough, ADR 033): a modern child's `input_required` goes
+ * back to the host as it is, its own `requestState` wrapped by `seal` into clawtool's (which names the instance it came
+ * from); on the host's retry the answers and the child's own state go to the child again. A legacy child ignores it.
+ */
+export interface InputPass {
+  /** On a retry: the host's answers, keyed as the child asked. */
+  readonly inputResponses?: JsonObject | undefined
+  /** On a retry: the child's own state, out of clawtool's. */
+  readonly requestState?: string | undefined
+  /** The state the host gets for the child's (none: too long to carry). */
+  readonly seal: (instance: string, requestState: string | undefined) => string | undefined
+}
+
 /** Rounds of input a modern child may ask for in one call before it fails (the v2 SDK's legacy shim allows 8). */
 export const maxInputRounds = 8
 

@@ -14,7 +14,10 @@ import { Effect } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { ensureBuilt, freshCacheDir, runCliAsync, serveClient, writeConfig } from "../lib/cli.js"
+import { messagesOf, rawRequest, startDaemon } from "../lib/daemon.js"
+import { modernHost, modernMeta } from "../lib/modernHost.js"
 import { eventually, pollUntil, root, tempDir } from "../lib/sources.js"
+import { type Json, wireHost } from "../lib/wire.js"
 
 beforeAll(ensureBuilt, 120_000)
 
@@ -125,6 +128,113 @@ describe("a modern-only child behind a legacy host", () => {
       yield* Effect.promise(() => client.callTool({ name: "modern__touch", arguments: { uri: "modern://doc" } }))
       yield* eventually(() => updated.length > 0, 10_000, "resources/updated")
       assert.strictEqual(updated[0], doc.uri)
+    })
+  )
+})
+
+describe("a modern-only child behind a modern host: input_required passed through", () => {
+  const modernOnly = () =>
+    writeConfig(`[sources.modern]\ncommand = ${JSON.stringify([process.execPath, modernServer])}\n`)
+  const asking = {
+    ...modernMeta,
+    "io.modelcontextprotocol/clientCapabilities": { elicitation: { form: {} }, roots: {} }
+  }
+
+  it.scopedLive("an SDK v2 host answers the child's elicitation and roots in the middle of its calls", () =>
+    Effect.gen(function* () {
+      const client = yield* modernHost(modernOnly(), { elicitation: { form: {} }, roots: {} })
+      const asked: Array<string> = []
+      client.setRequestHandler("elicitation/create", async (request) => {
+        asked.push(String((request.params as Json).message))
+        return { action: "accept", content: { name: "Ada" } }
+      })
+      client.setRequestHandler("roots/list", async () => ({ roots: [{ uri: "file:///project" }] }))
+      yield* pollUntil(
+        Effect.promise(() => client.listTools()).pipe(Effect.map(({ tools }) => tools.map((tool) => tool.name))),
+        (names) => names.includes("modern__ask"),
+        "the modern child listed"
+      )
+      const answer = yield* Effect.promise(() =>
+        client.callTool({ name: "modern__ask", arguments: { question: "who?" } })
+      )
+      assert.strictEqual(textOf(answer), "answer:accept:Ada")
+      assert.deepStrictEqual(asked, ["who?"])
+      const roots = yield* Effect.promise(() => client.callTool({ name: "modern__roots", arguments: {} }))
+      assert.strictEqual(textOf(roots), "roots:file:///project")
+    })
+  )
+
+  it.scopedLive(
+    "raw lines: the child's own requests, its state inside clawtool's; forged or reused for another call",
+    () =>
+      Effect.gen(function* () {
+        const host = yield* wireHost(modernOnly())
+        const params = { name: "modern__ask", arguments: { question: "who?" }, _meta: asking }
+        let first: Json = {}
+        for (let id = 1; first.result?.resultType !== "input_required" && id < 100; id++) {
+          first = JSON.parse(yield* host.request(id, "tools/call", params)) as Json
+          if (first.result?.resultType !== "input_required") yield* Effect.sleep("100 millis")
+        }
+        // The child's own key and request, as it asked (passed through, not parked under a key of clawtool's).
+        assert.deepStrictEqual(Object.keys(first.result.inputRequests), ["answer"])
+        assert.strictEqual(first.result.inputRequests.answer.method, "elicitation/create")
+        assert.strictEqual(first.result.inputRequests.answer.params.message, "who?")
+        const state = first.result.requestState as string
+        assert.notInclude(state, "state:who?")
+        const inputResponses = { answer: { action: "accept", content: { name: "Ada" } } }
+        const done = JSON.parse(
+          yield* host.request(200, "tools/call", { ...params, inputResponses, requestState: state })
+        ) as Json
+        assert.strictEqual(done.result.resultType, "complete")
+        // The child checked that its own state came back ("state:who?").
+        assert.strictEqual(done.result.content[0].text, "answer:accept:Ada")
+        const [payload] = state.split(".")
+        const forged = JSON.parse(
+          yield* host.request(201, "tools/call", { ...params, inputResponses, requestState: `${payload}.AAAA` })
+        ) as Json
+        assert.strictEqual(forged.error.code, -32602)
+        assert.include(forged.error.message, "signature mismatch")
+        const otherCall = JSON.parse(
+          yield* host.request(202, "tools/call", {
+            ...params,
+            arguments: { question: "someone else?" },
+            inputResponses,
+            requestState: state
+          })
+        ) as Json
+        assert.strictEqual(otherCall.error.code, -32602)
+        assert.include(otherCall.error.message, "other arguments")
+      })
+  )
+
+  it.scopedLive("over HTTP: a state past [http] input_required_ttl is refused", () =>
+    Effect.gen(function* () {
+      const config = writeConfig(`
+        [http]
+        input_required_ttl = "1s"
+        [sources.modern]
+        command = ${JSON.stringify([process.execPath, modernServer])}
+      `)
+      const { port } = yield* startDaemon(config)
+      const params = { name: "modern__ask", arguments: { question: "late?" }, _meta: asking }
+      const post = (id: number, body: Json) =>
+        Effect.map(
+          rawRequest(port, {
+            headers: { "mcp-method": "tools/call", "mcp-name": "modern__ask" },
+            body: JSON.stringify({ jsonrpc: "2.0", id, method: "tools/call", params: body })
+          }),
+          (response) => messagesOf(response.body)[0] as Json
+        )
+      const first = yield* post(1, params)
+      assert.strictEqual(first.result.resultType, "input_required")
+      yield* Effect.sleep("1500 millis")
+      const late = yield* post(2, {
+        ...params,
+        inputResponses: { answer: { action: "accept", content: { name: "Ada" } } },
+        requestState: first.result.requestState
+      })
+      assert.strictEqual(late.error.code, -32602)
+      assert.include(late.error.message, "has expired")
     })
   )
 })

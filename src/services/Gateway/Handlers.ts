@@ -1,6 +1,7 @@
 import { Clock, Effect, Either, Exit, Option } from "effect"
 import * as CallPlan from "../../domain/CallPlan.js"
 import type { Progress } from "../../domain/Connection.js"
+import type { InputPass } from "../../domain/Era.js"
 import type { CallToolResult, JsonObject } from "../../domain/Mcp.js"
 import { isJsonObject, RpcCode, RpcError } from "../../domain/Surface.js"
 import { resumeOptimiser } from "../../heap.js"
@@ -23,6 +24,8 @@ export interface RequestContext {
   readonly requestId: string | number
   /** Sends the host a notification about this request (its progress), never failing. */
   readonly notify: (method: string, params: JsonObject) => void
+  /** A modern host's tools/call: a modern child's input_required is passed through to it (ADR 033). */
+  readonly input?: InputPass | undefined
 }
 
 /** One host request: its params in, its result or its JSON-RPC error out. */
@@ -202,7 +205,7 @@ export const handlers = (
         nested: via !== undefined,
         call: (_meta) => {
           const called = Effect.provideService(
-            registry.call(name, { arguments: args, _meta, task }, { onProgress }),
+            registry.call(name, { arguments: args, _meta, task }, { onProgress, input: context.input }),
             CallRoute,
             Option.some(routeFor(onProgress, name))
           )
@@ -225,8 +228,11 @@ export const handlers = (
       )
     )
     // `[trust] confirm` (ADR 029): this session's user says yes first, before the call counts in flight on its child.
+    // A retry with the answers a passed-through state asked for continues a call that was already confirmed (the state
+    // names that call: tool and arguments).
+    const retry = context.input?.inputResponses !== undefined
     const counted = Effect.flatMap(registry.confirmation(name), (confirmation) =>
-      Option.isNone(confirmation)
+      Option.isNone(confirmation) || retry
         ? running
         : Effect.matchEffect(confirmed(session, name, args, confirmation.value, redact), {
             onFailure: (denied) => {
@@ -241,7 +247,10 @@ export const handlers = (
       const { value, json } = serialise(result, (cause) => callErrorResult(unserialisable(name, cause)))
       seen.result = value
       seen.json = json
-      return spliced && via === undefined ? rawResult(json) : value
+      // A passed-through input_required keeps its own resultType: the modern stamp is put on the object, not spliced.
+      return spliced && via === undefined && !(isJsonObject(value) && value.resultType !== undefined)
+        ? rawResult(json)
+        : value
     }
     const audited = <A, E>(effect: Effect.Effect<A, E>) =>
       audit === undefined ? effect : auditCall(audit, registry, name, args, seen, effect, via)

@@ -10,6 +10,7 @@ import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js"
 import {
   completeResult,
   type EraVerdict,
+  type InputPass,
   type InputRequired,
   inputRequiredOf,
   maxInputRounds,
@@ -26,7 +27,8 @@ import * as Version from "../../version.js"
  * SDK v2's client does the era's wire (the `_meta` envelope on every request, `server/discover`, the codec,
  * `subscriptions/listen`); this adapter maps what a legacy child would have been asked onto the era, so the rest of
  * clawtool sees one kind of child:
- * - `input_required` (MRTR): each embedded request is asked of the host for real (`ask`: HostBridge's reverse
+ * - `input_required` (MRTR): toward a modern host (a call with `input`) it goes back as it is, the child's state
+ *   sealed into clawtool's; otherwise each embedded request is asked of the host for real (`ask`: HostBridge's reverse
  *   request, the host session with the call in flight) and the child is retried with the answers and its state, at most
  *   `maxInputRounds` rounds;
  * - `resources/subscribe|unsubscribe` re-open one `subscriptions/listen` with the URIs (and the list_changed kinds the
@@ -43,7 +45,16 @@ type RequestOptions = {
   readonly timeout?: number
   readonly onprogress?: (progress: { progress: number; total?: number; message?: string }) => void
   readonly resetTimeoutOnProgress?: boolean
+  /** A modern host's tools/call: its input_required is handed back, not asked (SdkCall passes CallOptions.input). */
+  readonly input?: InputPass | undefined
 }
+
+/** A retry's params: the host's answers and the child's own state (what clawtool's state carried). */
+const withInput = (params: JsonObject, pass: InputPass): JsonObject => ({
+  ...params,
+  ...(pass.inputResponses === undefined ? {} : { inputResponses: pass.inputResponses }),
+  ...(pass.requestState === undefined ? {} : { requestState: pass.requestState })
+})
 
 /** The v2 SDK's failures in the v1 SDK's terms (a timeout keeps the `timeout` datum isOwnTimeout reads). */
 const asMcpError = (cause: unknown, timeout: number | undefined): unknown => {
@@ -64,6 +75,7 @@ export class ModernClient {
   private listening: McpSubscription | undefined
 
   constructor(
+    private readonly instance: string,
     declared: JsonObject,
     private readonly ask: Ask,
     /** The cached `server/discover` answer, adopted without a round trip; none asks the child itself (pinned). */
@@ -158,7 +170,8 @@ export class ModernClient {
         return {}
       }
     }
-    let current = params
+    const pass = request.method === "tools/call" ? options.input : undefined
+    let current = pass === undefined ? params : withInput(params, pass)
     for (let round = 0; ; round++) {
       let result: JsonObject
       try {
@@ -175,6 +188,7 @@ export class ModernClient {
       }
       const needed = inputRequiredOf(result)
       if (needed === undefined) return completeResult(result)
+      if (pass !== undefined) return this.passOn(result, needed, pass)
       if (round >= maxInputRounds) {
         throw new McpError(
           RpcCode.InternalError,
@@ -183,6 +197,15 @@ export class ModernClient {
       }
       current = retryParams(params, needed, await this.answers(needed, options.signal))
     }
+  }
+
+  /** A modern host's call: the child's input_required goes back to it, the child's state inside clawtool's. */
+  private passOn(result: JsonObject, needed: InputRequired, pass: InputPass): JsonObject {
+    const requestState = pass.seal(this.instance, needed.requestState)
+    if (requestState === undefined) {
+      throw new McpError(RpcCode.InternalError, "tools/call: the source's requestState is too long to pass on")
+    }
+    return { ...result, requestState }
   }
 
   /**

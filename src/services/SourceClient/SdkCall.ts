@@ -1,4 +1,5 @@
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js"
+import type { RequestOptions } from "@modelcontextprotocol/sdk/shared/protocol.js"
 import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js"
 import { Effect } from "effect"
 import * as z from "zod"
@@ -29,8 +30,10 @@ export const sdkToolCall = (
       client.request({ method: "tools/call", params: request }, AnyResult, {
         signal,
         timeout: timeoutMs ?? noTimeout,
-        ...(onprogress === undefined ? {} : { onprogress, resetTimeoutOnProgress: true })
-      }) as Promise<CallToolResult>,
+        ...(onprogress === undefined ? {} : { onprogress, resetTimeoutOnProgress: true }),
+        // Read by a modern child's client only (MRTR passthrough, ADR 033); the v1 client ignores it.
+        ...(options?.input === undefined ? {} : { input: options.input })
+      } as RequestOptions) as Promise<CallToolResult>,
     catch: (cause) => cause
   })
 }

@@ -104,6 +104,7 @@ const connect = Effect.fn("SourceClient.connect")(function* (spec: LaunchSpec, r
     Modern === undefined
       ? undefined
       : new Modern.ModernClient(
+          spec.instance,
           declared,
           askHost(spec, declared, runtime),
           verdict?.era === "modern" ? verdict.discover : undefined
