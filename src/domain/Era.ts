@@ -34,6 +34,22 @@ export const verdictOf = (response: unknown): EraVerdict => {
     : legacyVerdict
 }
 
+/**
+ * What a start stands on: `legacy` config → legacy; a kept verdict (with `auto`, or a modern one with `modern`) → that;
+ * `modern` config otherwise → none (the pinned client asks the server itself); `auto` with nothing kept → a probe.
+ */
+export const startingVerdict = (
+  protocol: ProtocolSetting | undefined,
+  kept: EraVerdict | undefined
+): EraVerdict | "probe" | undefined =>
+  protocol === "legacy"
+    ? legacyVerdict
+    : kept !== undefined && (protocol !== "modern" || kept.era === "modern")
+      ? kept
+      : protocol === "modern"
+        ? undefined
+        : "probe"
+
 /** A verdict as the catalog cache stores it; none for anything else (a foreign or older entry). */
 export const verdictFromJson = (value: unknown): EraVerdict | undefined =>
   isJsonObject(value) && value.era === "legacy"

@@ -11,6 +11,7 @@ import {
   ResourceUpdatedNotificationSchema
 } from "@modelcontextprotocol/sdk/types.js"
 import { Effect } from "effect"
+import { spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { ensureBuilt, freshCacheDir, runCliAsync, serveClient, writeConfig } from "../lib/cli.js"
@@ -22,6 +23,7 @@ import { type Json, wireHost } from "../lib/wire.js"
 beforeAll(ensureBuilt, 120_000)
 
 const modernServer = path.join(root, "test/fixtures/modern-server.mjs")
+const modernHttpServer = path.join(root, "test/fixtures/modern-http-server.mjs")
 const tinyServer = path.join(root, "test/fixtures/tiny-server.mjs")
 
 type Text = { content: Array<{ type: string; text: string }> }
@@ -235,6 +237,102 @@ describe("a modern-only child behind a modern host: input_required passed throug
       })
       assert.strictEqual(late.error.code, -32602)
       assert.include(late.error.message, "has expired")
+    })
+  )
+})
+
+/** The modern fixture over HTTP (legacy rejected), each request's method logged; killed with the scope. */
+const modernRemote = Effect.acquireRelease(
+  Effect.async<{ url: string; count: (method: string) => number; stop: () => void }>((resume) => {
+    const log = path.join(tempDir(), "requests.log")
+    const child = spawn(process.execPath, [modernHttpServer], {
+      env: { ...process.env, MODERN_FIXTURE_LOG: log },
+      stdio: ["ignore", "pipe", "inherit"]
+    })
+    child.stdout.once("data", (chunk: Buffer) => {
+      const port = /listening (\d+)/.exec(chunk.toString("utf8"))![1]
+      resume(
+        Effect.succeed({
+          url: `http://127.0.0.1:${port}/mcp`,
+          count: (method) =>
+            fs.existsSync(log)
+              ? fs
+                  .readFileSync(log, "utf8")
+                  .split("\n")
+                  .filter((line) => line === method).length
+              : 0,
+          stop: () => void child.kill()
+        })
+      )
+    })
+  }),
+  (remote) => Effect.sync(remote.stop)
+)
+
+describe("a modern-only remote (a url source)", () => {
+  it.scopedLive("a legacy SDK v1 host calls its tools through clawtool: calls, progress, elicitation mid-call", () =>
+    Effect.gen(function* () {
+      const remote = yield* modernRemote
+      const config = writeConfig(`[sources.remote]\nurl = ${JSON.stringify(remote.url)}\n`)
+      const client = yield* serveClient(config, { elicitation: {} })
+      client.setRequestHandler(ElicitRequestSchema, async () => ({ action: "accept", content: { name: "Ada" } }))
+      yield* pollUntil(
+        Effect.promise(() => client.listTools()).pipe(Effect.map(({ tools }) => tools.map((tool) => tool.name))),
+        (names) => names.includes("remote__echo"),
+        "the modern remote listed"
+      )
+      const echoed = yield* Effect.promise(() => client.callTool({ name: "remote__echo", arguments: { text: "hi" } }))
+      assert.strictEqual(textOf(echoed), "echo:hi")
+      assert.notProperty(echoed, "resultType")
+      const progress: Array<number> = []
+      const slow = yield* Effect.promise(() =>
+        client.callTool({ name: "remote__slow", arguments: { steps: 3, ms: 30 } }, undefined, {
+          onprogress: (update) => progress.push(update.progress)
+        })
+      )
+      assert.strictEqual(textOf(slow), "done")
+      assert.isAtLeast(progress.length, 1)
+      const asked = yield* Effect.promise(() =>
+        client.callTool({ name: "remote__ask", arguments: { question: "who?" } })
+      )
+      assert.strictEqual(textOf(asked), "answer:accept:Ada")
+      // Never an initialize: the probe found the era, the v2 client adopted its answer.
+      assert.strictEqual(remote.count("initialize"), 0)
+      assert.strictEqual(remote.count("server/discover"), 1)
+    })
+  )
+
+  it.scopedLive('the verdict is kept with the catalog; protocol = "legacy" does not reach it', () =>
+    Effect.gen(function* () {
+      const remote = yield* modernRemote
+      const config = writeConfig(`
+        [sources.auto]
+        url = ${JSON.stringify(remote.url)}
+        [sources.old]
+        url = ${JSON.stringify(remote.url)}
+        protocol = "legacy"
+        restart = "never"
+      `)
+      const cache = freshCacheDir()
+      const health = () =>
+        Effect.promise(() => runCliAsync(["health", "--json", "--config", config], { CLAWTOOL_CACHE_DIR: cache })).pipe(
+          Effect.map(({ stdout }) =>
+            (JSON.parse(stdout) as Array<{ name: string; status: string; era: string | null }>).map((row) => [
+              row.name,
+              row.status,
+              row.era
+            ])
+          )
+        )
+      const expected = [
+        ["auto", "running", "modern"],
+        ["old", "down", null]
+      ]
+      assert.deepStrictEqual(yield* health(), expected)
+      assert.strictEqual(remote.count("server/discover"), 1)
+      assert.deepStrictEqual(yield* health(), expected)
+      // The second start adopted the kept verdict and discover answer: no probe.
+      assert.strictEqual(remote.count("server/discover"), 1)
     })
   )
 })

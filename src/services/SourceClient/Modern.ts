@@ -1,10 +1,13 @@
 import {
+  type FetchLike,
   Client as ModernSdkClient,
   type McpSubscription,
   ProtocolError,
   SdkError,
-  SdkErrorCode
+  SdkErrorCode,
+  StreamableHTTPClientTransport
 } from "@modelcontextprotocol/client"
+import { Cause, Exit, Option, Runtime } from "effect"
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js"
 import {
@@ -21,6 +24,7 @@ import type { CallToolRequest, JsonObject } from "../../domain/Mcp.js"
 import { isJsonObject, RpcCode } from "../../domain/Surface.js"
 import { noTimeout } from "../../transport/SdkShape.js"
 import * as Version from "../../version.js"
+import { type HostPort, reverseCapability } from "../HostBridge.js"
 
 /**
  * A modern (2026-07-28) child behind the face of the v1 SDK's Client that SourceClient and Surface use (ADR 033):
@@ -36,6 +40,24 @@ import * as Version from "../../version.js"
  * - errors come back as the v1 SDK's McpError (code, message, data), so the callers word them as for a legacy child.
  * Loaded only with the first modern child.
  */
+
+/**
+ * The streamable HTTP transport of a modern remote (SDK v2's: the era's headers, no session): `fetch` is clawtool's
+ * watched one, `token` the OAuth provider's current access token (a 401 is retried by that fetch, ADR 019).
+ */
+export const httpTransport = (
+  url: URL,
+  options: {
+    readonly fetch: FetchLike
+    readonly headers: Readonly<Record<string, string>>
+    readonly token: (() => Promise<string | undefined>) | undefined
+  }
+) =>
+  new StreamableHTTPClientTransport(url, {
+    fetch: options.fetch,
+    requestInit: { headers: { ...options.headers } },
+    ...(options.token === undefined ? {} : { authProvider: { token: options.token } })
+  })
 
 /** A host's answer to one embedded request (interrupting it through `signal` cancels it at the host). */
 export type Ask = (method: string, params: JsonObject | undefined, signal: AbortSignal) => Promise<JsonObject>
@@ -64,8 +86,24 @@ const asMcpError = (cause: unknown, timeout: number | undefined): unknown => {
       return new McpError(ErrorCode.RequestTimeout, "Request timed out", { timeout })
     }
     if (cause.code === SdkErrorCode.ConnectionClosed) return new McpError(ErrorCode.ConnectionClosed, cause.message)
+    // Over HTTP a JSON-RPC error may come with a 4xx status (a modern server answers -32601 with 404): the error it is.
+    const error = rpcErrorIn((cause.data as { text?: unknown } | undefined)?.text)
+    if (error !== undefined) return new McpError(error.code, error.message, error.data)
   }
   return cause
+}
+
+/** The JSON-RPC error an HTTP error response's body carries, if it is one. */
+const rpcErrorIn = (text: unknown): { code: number; message: string; data?: unknown } | undefined => {
+  if (typeof text !== "string" || !text.startsWith("{")) return undefined
+  try {
+    const error = (JSON.parse(text) as { error?: unknown }).error
+    return isJsonObject(error) && typeof error.code === "number" && typeof error.message === "string"
+      ? { code: error.code, message: error.message, data: error.data }
+      : undefined
+  } catch {
+    return undefined
+  }
 }
 
 export class ModernClient {
@@ -251,3 +289,31 @@ export class ModernClient {
     this.listening = await this.sdk.listen(filter, { timeout: 10_000 })
   }
 }
+
+/**
+ * A modern child's embedded request asked of the host (MRTR, ADR 033): only what was declared to the child; the host's
+ * refusal fails the call with its code.
+ */
+export const askHost =
+  (
+    spec: { readonly instance: string; readonly host?: HostPort | undefined },
+    declared: JsonObject,
+    runtime: Runtime.Runtime<never>
+  ): Ask =>
+  (method, params, signal) => {
+    const capability = reverseCapability[method]
+    if (capability === undefined || declared[capability] === undefined || spec.host === undefined) {
+      return Promise.reject(
+        new McpError(RpcCode.MethodNotFound, `${method}: the host did not declare ${capability ?? "this capability"}`)
+      )
+    }
+    return Runtime.runPromiseExit(runtime)(spec.host.request(spec.instance, method, params), { signal }).then(
+      (exit) => {
+        if (Exit.isSuccess(exit)) return exit.value
+        const failure = Option.getOrUndefined(Cause.failureOption(exit.cause))
+        throw failure === undefined
+          ? new McpError(RpcCode.InternalError, `${method}: cancelled`)
+          : new McpError(failure.code, `${method}: ${failure.detail}`, failure.data)
+      }
+    )
+  }
