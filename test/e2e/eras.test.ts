@@ -142,7 +142,7 @@ describe("a modern-only child behind a modern host: input_required passed throug
     "io.modelcontextprotocol/clientCapabilities": { elicitation: { form: {} }, roots: {} }
   }
 
-  it.scopedLive("an SDK v2 host answers the child's elicitation and roots in the middle of its calls", () =>
+  it.scopedLive("an SDK v2 host answers the child's elicitation and roots mid-call; progress, cancellation", () =>
     Effect.gen(function* () {
       const client = yield* modernHost(modernOnly(), { elicitation: { form: {} }, roots: {} })
       const asked: Array<string> = []
@@ -163,6 +163,34 @@ describe("a modern-only child behind a modern host: input_required passed throug
       assert.deepStrictEqual(asked, ["who?"])
       const roots = yield* Effect.promise(() => client.callTool({ name: "modern__roots", arguments: {} }))
       assert.strictEqual(textOf(roots), "roots:file:///project")
+      // Progress and cancellation between the two modern ends.
+      const progress: Array<number> = []
+      const slow = yield* Effect.promise(() =>
+        client.callTool(
+          { name: "modern__slow", arguments: { steps: 3, ms: 30 } },
+          { onprogress: (update) => void progress.push(update.progress) }
+        )
+      )
+      assert.strictEqual(textOf(slow), "done")
+      assert.isAtLeast(progress.length, 1)
+      const controller = new AbortController()
+      const cancelled = yield* Effect.promise(() =>
+        client
+          .callTool(
+            { name: "modern__slow", arguments: { steps: 100, ms: 100 } },
+            { signal: controller.signal, onprogress: () => controller.abort("enough") }
+          )
+          .then(
+            () => "answered",
+            () => "aborted"
+          )
+      )
+      assert.strictEqual(cancelled, "aborted")
+      yield* pollUntil(
+        Effect.promise(() => client.callTool({ name: "modern__aborted", arguments: {} })).pipe(Effect.map(textOf)),
+        (count) => count === "1",
+        "the child saw the cancel"
+      )
     })
   )
 
