@@ -3,7 +3,7 @@ import * as Era from "../src/domain/HostEra.js"
 import { makeQuota } from "../src/services/Gateway/HttpListens.js"
 import { parseFilter } from "../src/services/Gateway/Listen.js"
 import { hintFor, listTtlMs, withoutEnvelope } from "../src/services/Gateway/Modern.js"
-import { maxStateLength, openState, sealState } from "../src/services/Gateway/Mrtr.js"
+import { argumentsDigest, maxStateLength, openState, sealPassed, sealState } from "../src/services/Gateway/Mrtr.js"
 import { logLevels } from "../src/services/HostSessions.js"
 
 /** The 2026-07-28 era's pure parts (ADR 032): which era a request opens, its envelope, the stamp on results. */
@@ -122,6 +122,15 @@ describe("requestState (MRTR toward modern hosts)", () => {
     assert.deepStrictEqual(openState(key, state, 999), { ok: true, parked: "parked-1" })
     assert.deepStrictEqual(openState(key, state, 1_001), { ok: false, why: "has expired ([http] input_required_ttl)" })
     assert.isAtMost(state.length, maxStateLength)
+  })
+
+  it("a passed-through state carries the child's state and its call's route; one too long is not issued", () => {
+    const passed = { instance: "modern", tool: "modern__ask", args: argumentsDigest({ q: 1 }), state: "child" }
+    const state = sealPassed(key, passed, 1_000)!
+    assert.deepStrictEqual(openState(key, state, 999), { ok: true, passed })
+    assert.deepStrictEqual(openState(key, state, 1_001), { ok: false, why: "has expired ([http] input_required_ttl)" })
+    assert.notStrictEqual(argumentsDigest({ q: 2 }), passed.args)
+    assert.strictEqual(sealPassed(key, { ...passed, state: "x".repeat(maxStateLength) }, 1_000), undefined)
   })
 
   it("refuses a forged state: another key, an edited payload, garbage", () => {

@@ -1,5 +1,5 @@
 import type { Effect, Either, Stream } from "effect"
-import type { EraVerdict } from "./Era.js"
+import type { EraVerdict, InputPass } from "./Era.js"
 import type { CallError, SourceError } from "./Errors.js"
 import type { CallToolRequest, CallToolResult, JsonObject, Tool } from "./Mcp.js"
 import type { InstanceSurface, RpcError } from "./Surface.js"
@@ -28,6 +28,8 @@ export interface CallOptions {
   readonly onProgress?: ((progress: Progress) => void) | undefined
   /** A 2026-07-28 host's log level for this call (its envelope's): a modern child gets it in its own envelope. */
   readonly logLevel?: string | undefined
+  /** A modern host's call: a modern child's input_required comes back to it instead of being asked (ADR 033). */
+  readonly input?: InputPass | undefined
 }
 
 /** The catalogs of one child, each the last good listing; `error` says why the last (re-)listing failed. */

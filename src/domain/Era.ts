@@ -34,6 +34,22 @@ export const verdictOf = (response: unknown): EraVerdict => {
     : legacyVerdict
 }
 
+/**
+ * What a start stands on: `legacy` config → legacy; a kept verdict (with `auto`, or a modern one with `modern`) → that;
+ * `modern` config otherwise → none (the pinned client asks the server itself); `auto` with nothing kept → a probe.
+ */
+export const startingVerdict = (
+  protocol: ProtocolSetting | undefined,
+  kept: EraVerdict | undefined
+): EraVerdict | "probe" | undefined =>
+  protocol === "legacy"
+    ? legacyVerdict
+    : kept !== undefined && (protocol !== "modern" || kept.era === "modern")
+      ? kept
+      : protocol === "modern"
+        ? undefined
+        : "probe"
+
 /** A verdict as the catalog cache stores it; none for anything else (a foreign or older entry). */
 export const verdictFromJson = (value: unknown): EraVerdict | undefined =>
   isJsonObject(value) && value.era === "legacy"
@@ -63,6 +79,20 @@ export interface InputRequest {
 export interface InputRequired {
   readonly inputRequests: Readonly<Record<string, InputRequest>>
   readonly requestState: string | undefined
+}
+
+/**
+ * A modern host's tools/call on its way to a child (MRTR passthrough, ADR 033): a modern child's `input_required` goes
+ * back to the host as it is, its own `requestState` wrapped by `seal` into clawtool's (which names the instance it came
+ * from); on the host's retry the answers and the child's own state go to the child again. A legacy child ignores it.
+ */
+export interface InputPass {
+  /** On a retry: the host's answers, keyed as the child asked. */
+  readonly inputResponses?: JsonObject | undefined
+  /** On a retry: the child's own state, out of clawtool's. */
+  readonly requestState?: string | undefined
+  /** The state the host gets for the child's (none: too long to carry). */
+  readonly seal: (instance: string, requestState: string | undefined) => string | undefined
 }
 
 /** Rounds of input a modern child may ask for in one call before it fails (the v2 SDK's legacy shim allows 8). */

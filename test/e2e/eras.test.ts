@@ -11,14 +11,19 @@ import {
   ResourceUpdatedNotificationSchema
 } from "@modelcontextprotocol/sdk/types.js"
 import { Effect } from "effect"
+import { spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { ensureBuilt, freshCacheDir, runCliAsync, serveClient, writeConfig } from "../lib/cli.js"
+import { messagesOf, rawRequest, startDaemon } from "../lib/daemon.js"
+import { modernHost, modernMeta } from "../lib/modernHost.js"
 import { eventually, pollUntil, root, tempDir } from "../lib/sources.js"
+import { type Json, wireHost } from "../lib/wire.js"
 
 beforeAll(ensureBuilt, 120_000)
 
 const modernServer = path.join(root, "test/fixtures/modern-server.mjs")
+const modernHttpServer = path.join(root, "test/fixtures/modern-http-server.mjs")
 const tinyServer = path.join(root, "test/fixtures/tiny-server.mjs")
 
 type Text = { content: Array<{ type: string; text: string }> }
@@ -125,6 +130,237 @@ describe("a modern-only child behind a legacy host", () => {
       yield* Effect.promise(() => client.callTool({ name: "modern__touch", arguments: { uri: "modern://doc" } }))
       yield* eventually(() => updated.length > 0, 10_000, "resources/updated")
       assert.strictEqual(updated[0], doc.uri)
+    })
+  )
+})
+
+describe("a modern-only child behind a modern host: input_required passed through", () => {
+  const modernOnly = () =>
+    writeConfig(`[sources.modern]\ncommand = ${JSON.stringify([process.execPath, modernServer])}\n`)
+  const asking = {
+    ...modernMeta,
+    "io.modelcontextprotocol/clientCapabilities": { elicitation: { form: {} }, roots: {} }
+  }
+
+  it.scopedLive("an SDK v2 host answers the child's elicitation and roots mid-call; progress, cancellation", () =>
+    Effect.gen(function* () {
+      const client = yield* modernHost(modernOnly(), { elicitation: { form: {} }, roots: {} })
+      const asked: Array<string> = []
+      client.setRequestHandler("elicitation/create", async (request) => {
+        asked.push(String((request.params as Json).message))
+        return { action: "accept", content: { name: "Ada" } }
+      })
+      client.setRequestHandler("roots/list", async () => ({ roots: [{ uri: "file:///project" }] }))
+      yield* pollUntil(
+        Effect.promise(() => client.listTools()).pipe(Effect.map(({ tools }) => tools.map((tool) => tool.name))),
+        (names) => names.includes("modern__ask"),
+        "the modern child listed"
+      )
+      const answer = yield* Effect.promise(() =>
+        client.callTool({ name: "modern__ask", arguments: { question: "who?" } })
+      )
+      assert.strictEqual(textOf(answer), "answer:accept:Ada")
+      assert.deepStrictEqual(asked, ["who?"])
+      const roots = yield* Effect.promise(() => client.callTool({ name: "modern__roots", arguments: {} }))
+      assert.strictEqual(textOf(roots), "roots:file:///project")
+      // Progress and cancellation between the two modern ends.
+      const progress: Array<number> = []
+      const slow = yield* Effect.promise(() =>
+        client.callTool(
+          { name: "modern__slow", arguments: { steps: 3, ms: 30 } },
+          { onprogress: (update) => void progress.push(update.progress) }
+        )
+      )
+      assert.strictEqual(textOf(slow), "done")
+      assert.isAtLeast(progress.length, 1)
+      const controller = new AbortController()
+      const cancelled = yield* Effect.promise(() =>
+        client
+          .callTool(
+            { name: "modern__slow", arguments: { steps: 100, ms: 100 } },
+            { signal: controller.signal, onprogress: () => controller.abort("enough") }
+          )
+          .then(
+            () => "answered",
+            () => "aborted"
+          )
+      )
+      assert.strictEqual(cancelled, "aborted")
+      yield* pollUntil(
+        Effect.promise(() => client.callTool({ name: "modern__aborted", arguments: {} })).pipe(Effect.map(textOf)),
+        (count) => count === "1",
+        "the child saw the cancel"
+      )
+    })
+  )
+
+  it.scopedLive(
+    "raw lines: the child's own requests, its state inside clawtool's; forged or reused for another call",
+    () =>
+      Effect.gen(function* () {
+        const host = yield* wireHost(modernOnly())
+        const params = { name: "modern__ask", arguments: { question: "who?" }, _meta: asking }
+        let first: Json = {}
+        for (let id = 1; first.result?.resultType !== "input_required" && id < 100; id++) {
+          first = JSON.parse(yield* host.request(id, "tools/call", params)) as Json
+          if (first.result?.resultType !== "input_required") yield* Effect.sleep("100 millis")
+        }
+        // The child's own key and request, as it asked (passed through, not parked under a key of clawtool's).
+        assert.deepStrictEqual(Object.keys(first.result.inputRequests), ["answer"])
+        assert.strictEqual(first.result.inputRequests.answer.method, "elicitation/create")
+        assert.strictEqual(first.result.inputRequests.answer.params.message, "who?")
+        const state = first.result.requestState as string
+        assert.notInclude(state, "state:who?")
+        const inputResponses = { answer: { action: "accept", content: { name: "Ada" } } }
+        const done = JSON.parse(
+          yield* host.request(200, "tools/call", { ...params, inputResponses, requestState: state })
+        ) as Json
+        assert.strictEqual(done.result.resultType, "complete")
+        // The child checked that its own state came back ("state:who?").
+        assert.strictEqual(done.result.content[0].text, "answer:accept:Ada")
+        const [payload] = state.split(".")
+        const forged = JSON.parse(
+          yield* host.request(201, "tools/call", { ...params, inputResponses, requestState: `${payload}.AAAA` })
+        ) as Json
+        assert.strictEqual(forged.error.code, -32602)
+        assert.include(forged.error.message, "signature mismatch")
+        const otherCall = JSON.parse(
+          yield* host.request(202, "tools/call", {
+            ...params,
+            arguments: { question: "someone else?" },
+            inputResponses,
+            requestState: state
+          })
+        ) as Json
+        assert.strictEqual(otherCall.error.code, -32602)
+        assert.include(otherCall.error.message, "other arguments")
+      })
+  )
+
+  it.scopedLive("over HTTP: a state past [http] input_required_ttl is refused", () =>
+    Effect.gen(function* () {
+      const config = writeConfig(`
+        [http]
+        input_required_ttl = "1s"
+        [sources.modern]
+        command = ${JSON.stringify([process.execPath, modernServer])}
+      `)
+      const { port } = yield* startDaemon(config)
+      const params = { name: "modern__ask", arguments: { question: "late?" }, _meta: asking }
+      const post = (id: number, body: Json) =>
+        Effect.map(
+          rawRequest(port, {
+            headers: { "mcp-method": "tools/call", "mcp-name": "modern__ask" },
+            body: JSON.stringify({ jsonrpc: "2.0", id, method: "tools/call", params: body })
+          }),
+          (response) => messagesOf(response.body)[0] as Json
+        )
+      const first = yield* post(1, params)
+      assert.strictEqual(first.result.resultType, "input_required")
+      yield* Effect.sleep("1500 millis")
+      const late = yield* post(2, {
+        ...params,
+        inputResponses: { answer: { action: "accept", content: { name: "Ada" } } },
+        requestState: first.result.requestState
+      })
+      assert.strictEqual(late.error.code, -32602)
+      assert.include(late.error.message, "has expired")
+    })
+  )
+})
+
+/** The modern fixture over HTTP (legacy rejected), each request's method logged; killed with the scope. */
+const modernRemote = Effect.acquireRelease(
+  Effect.async<{ url: string; count: (method: string) => number; stop: () => void }>((resume) => {
+    const log = path.join(tempDir(), "requests.log")
+    const child = spawn(process.execPath, [modernHttpServer], {
+      env: { ...process.env, MODERN_FIXTURE_LOG: log },
+      stdio: ["ignore", "pipe", "inherit"]
+    })
+    child.stdout.once("data", (chunk: Buffer) => {
+      const port = /listening (\d+)/.exec(chunk.toString("utf8"))![1]
+      resume(
+        Effect.succeed({
+          url: `http://127.0.0.1:${port}/mcp`,
+          count: (method) =>
+            fs.existsSync(log)
+              ? fs
+                  .readFileSync(log, "utf8")
+                  .split("\n")
+                  .filter((line) => line === method).length
+              : 0,
+          stop: () => void child.kill()
+        })
+      )
+    })
+  }),
+  (remote) => Effect.sync(remote.stop)
+)
+
+describe("a modern-only remote (a url source)", () => {
+  it.scopedLive("a legacy SDK v1 host calls its tools through clawtool: calls, progress, elicitation mid-call", () =>
+    Effect.gen(function* () {
+      const remote = yield* modernRemote
+      const config = writeConfig(`[sources.remote]\nurl = ${JSON.stringify(remote.url)}\n`)
+      const client = yield* serveClient(config, { elicitation: {} })
+      client.setRequestHandler(ElicitRequestSchema, async () => ({ action: "accept", content: { name: "Ada" } }))
+      yield* pollUntil(
+        Effect.promise(() => client.listTools()).pipe(Effect.map(({ tools }) => tools.map((tool) => tool.name))),
+        (names) => names.includes("remote__echo"),
+        "the modern remote listed"
+      )
+      const echoed = yield* Effect.promise(() => client.callTool({ name: "remote__echo", arguments: { text: "hi" } }))
+      assert.strictEqual(textOf(echoed), "echo:hi")
+      assert.notProperty(echoed, "resultType")
+      const progress: Array<number> = []
+      const slow = yield* Effect.promise(() =>
+        client.callTool({ name: "remote__slow", arguments: { steps: 3, ms: 30 } }, undefined, {
+          onprogress: (update) => progress.push(update.progress)
+        })
+      )
+      assert.strictEqual(textOf(slow), "done")
+      assert.isAtLeast(progress.length, 1)
+      const asked = yield* Effect.promise(() =>
+        client.callTool({ name: "remote__ask", arguments: { question: "who?" } })
+      )
+      assert.strictEqual(textOf(asked), "answer:accept:Ada")
+      // Never an initialize: the probe found the era, the v2 client adopted its answer.
+      assert.strictEqual(remote.count("initialize"), 0)
+      assert.strictEqual(remote.count("server/discover"), 1)
+    })
+  )
+
+  it.scopedLive('the verdict is kept with the catalog; protocol = "legacy" does not reach it', () =>
+    Effect.gen(function* () {
+      const remote = yield* modernRemote
+      const config = writeConfig(`
+        [sources.auto]
+        url = ${JSON.stringify(remote.url)}
+        [sources.old]
+        url = ${JSON.stringify(remote.url)}
+        protocol = "legacy"
+        restart = "never"
+      `)
+      const cache = freshCacheDir()
+      const health = () =>
+        Effect.promise(() => runCliAsync(["health", "--json", "--config", config], { CLAWTOOL_CACHE_DIR: cache })).pipe(
+          Effect.map(({ stdout }) =>
+            (JSON.parse(stdout) as Array<{ name: string; status: string; era: string | null }>).map((row) => [
+              row.name,
+              row.status,
+              row.era
+            ])
+          )
+        )
+      const expected = [
+        ["auto", "running", "modern"],
+        ["old", "down", null]
+      ]
+      assert.deepStrictEqual(yield* health(), expected)
+      assert.strictEqual(remote.count("server/discover"), 1)
+      assert.deepStrictEqual(yield* health(), expected)
+      // The second start adopted the kept verdict and discover answer: no probe.
+      assert.strictEqual(remote.count("server/discover"), 1)
     })
   )
 })

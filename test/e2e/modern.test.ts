@@ -1,10 +1,8 @@
 import { assert, beforeAll, describe, it } from "@effect/vitest"
-import { Client } from "@modelcontextprotocol/client"
-import { StdioClientTransport } from "@modelcontextprotocol/client/stdio"
 import { Effect } from "effect"
-import * as fs from "node:fs"
-import { ensureBuilt, freshCacheDir, main, tempDirEnv, writeConfig } from "../lib/cli.js"
 import * as path from "node:path"
+import { ensureBuilt, writeConfig } from "../lib/cli.js"
+import { modernHost, modernMeta } from "../lib/modernHost.js"
 import { eventually, root, stubCommand } from "../lib/sources.js"
 import { type Json, wireHost } from "../lib/wire.js"
 
@@ -15,43 +13,6 @@ import { type Json, wireHost } from "../lib/wire.js"
  */
 
 beforeAll(ensureBuilt, 120_000)
-
-const modernMeta = {
-  "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-  "io.modelcontextprotocol/clientCapabilities": {},
-  "io.modelcontextprotocol/clientInfo": { name: "raw", version: "1" }
-}
-
-/** An SDK v2 host pinned to 2026-07-28 over stdio, closed with the scope. */
-const modernHost = (config: string, capabilities: Record<string, unknown> = {}) =>
-  Effect.acquireRelease(
-    Effect.promise(async () => {
-      const cacheDir = freshCacheDir()
-      const transport = new StdioClientTransport({
-        command: process.execPath,
-        args: [main, "serve", "--config", config],
-        cwd: root,
-        env: {
-          PATH: process.env.PATH ?? "",
-          HOME: process.env.HOME ?? "",
-          ...tempDirEnv,
-          CLAWTOOL_CACHE_DIR: cacheDir
-        },
-        stderr: "ignore"
-      })
-      const client = new Client(
-        { name: "modern-host", version: "1.0.0" },
-        { capabilities, versionNegotiation: { mode: { pin: "2026-07-28" } } }
-      )
-      await client.connect(transport)
-      return { client, cacheDir }
-    }),
-    ({ client, cacheDir }) =>
-      Effect.promise(async () => {
-        await client.close()
-        fs.rmSync(cacheDir, { recursive: true, force: true })
-      })
-  ).pipe(Effect.map(({ client }) => client))
 
 describe("modern host over stdio", () => {
   it.scopedLive(

@@ -103,8 +103,8 @@ export class SourceConfig extends Schema.Class<SourceConfig>("SourceConfig")(
     /** Wire names `<prefix>__<tool>` (default the instance name); "" serves the tools, prompts and task ids as named. */
     prefix: Schema.optional(Prefix),
     /**
-     * The MCP era the source speaks (issue 27): `auto` probes `server/discover` once (in a disposable process for a
-     * local command) and keeps the verdict with the persisted catalog; `legacy` opens with `initialize`; `modern`
+     * The MCP era the source speaks (issue 27): `auto` probes `server/discover` once (in place for a local command, a
+     * POST for a url) and keeps the verdict with the persisted catalog; `legacy` opens with `initialize`; `modern`
      * speaks 2026-07-28 per-request envelopes only.
      */
     protocol: Schema.optionalWith(

@@ -1,6 +1,7 @@
 import { Clock, Effect, Either, Exit, Option } from "effect"
 import * as CallPlan from "../../domain/CallPlan.js"
 import type { Progress } from "../../domain/Connection.js"
+import type { InputPass } from "../../domain/Era.js"
 import type { CallToolResult, JsonObject } from "../../domain/Mcp.js"
 import { isJsonObject, RpcCode, RpcError } from "../../domain/Surface.js"
 import { resumeOptimiser } from "../../heap.js"
@@ -26,6 +27,8 @@ export interface RequestContext {
   readonly notify: (method: string, params: JsonObject) => void
   /** A 2026-07-28 host's log level for this request (its envelope's); none: no request-related log messages. */
   readonly logLevel?: string | undefined
+  /** A modern host's tools/call: a modern child's input_required is passed through to it (ADR 033). */
+  readonly input?: InputPass | undefined
 }
 
 /** One host request: its params in, its result or its JSON-RPC error out. */
@@ -257,7 +260,11 @@ export const handlers = (
         nested: inner !== undefined,
         call: (_meta) => {
           const called = Effect.provideService(
-            registry.call(name, { arguments: args, _meta, task }, { onProgress, logLevel: context.logLevel }),
+            registry.call(
+              name,
+              { arguments: args, _meta, task },
+              { onProgress, logLevel: context.logLevel, input: context.input }
+            ),
             CallRoute,
             Option.some(routeFor(onProgress, { via: name, traced: Option.isSome(traceContext) || !tracing.untraced }))
           )
@@ -280,8 +287,11 @@ export const handlers = (
       )
     )
     // `[trust] confirm` (ADR 029): this session's user says yes first, before the call counts in flight on its child.
+    // A retry with the answers a passed-through state asked for continues a call that was already confirmed (the state
+    // names that call: tool and arguments).
+    const retry = context.input?.inputResponses !== undefined
     const counted = Effect.flatMap(registry.confirmation(name), (confirmation) =>
-      Option.isNone(confirmation)
+      Option.isNone(confirmation) || retry
         ? running
         : Effect.matchEffect(confirmed(session, name, args, confirmation.value, redact), {
             onFailure: (denied) => {
@@ -296,7 +306,10 @@ export const handlers = (
       const { value, json } = serialise(result, (cause) => callErrorResult(unserialisable(name, cause)))
       seen.result = value
       seen.json = json
-      return spliced && inner === undefined ? rawResult(json) : value
+      // A passed-through input_required keeps its own resultType: the modern stamp is put on the object, not spliced.
+      return spliced && inner === undefined && !(isJsonObject(value) && value.resultType !== undefined)
+        ? rawResult(json)
+        : value
     }
     const audited = <A, E>(effect: Effect.Effect<A, E>) =>
       audit === undefined ? effect : auditCall(audit, registry, name, args, seen, effect, inner?.via)

@@ -1,4 +1,6 @@
 import { Cause, Effect, Exit, Fiber, Option, Runtime } from "effect"
+import * as CallPlan from "../../domain/CallPlan.js"
+import type { InputPass } from "../../domain/Era.js"
 import * as Era from "../../domain/HostEra.js"
 import type { JsonObject } from "../../domain/Mcp.js"
 import { isJsonObject, RpcCode, RpcError } from "../../domain/Surface.js"
@@ -7,7 +9,7 @@ import { rawJsonOf } from "../../transport/StdioServerTransport.js"
 import { logLevels } from "../HostSessions.js"
 import * as Version from "../../version.js"
 import type { Handler } from "./Handlers.js"
-import type { Parking } from "./Mrtr.js"
+import { argumentsDigest, type Parking, stateError } from "./Mrtr.js"
 import type { Listen } from "./Listen.js"
 
 /**
@@ -160,7 +162,10 @@ export const serve = (
   }
   if (method === "server/discover") return void wire.result(id, stamp(discoverResult()))
   if (method === "subscriptions/listen") return void context.listen.open(id, request.params, wire)
-  if (isRetry(request.params)) return void context.parking.retry(id, request.params as JsonObject, wire)
+  const input = isRetry(request.params)
+    ? retried(context, wire, id, method, request.params as JsonObject)
+    : passable(context, method, request.params, envelope)
+  if (input === false) return
   const handler = Era.modernMethods.has(method) ? context.handlers[method] : undefined
   if (handler === undefined) {
     return void wire.error(id, {
@@ -172,7 +177,8 @@ export const serve = (
     handler(withoutEnvelope(request.params), {
       requestId: id,
       notify: (method, params) => wire.notify(method, params, id),
-      logLevel: envelope.logLevel
+      logLevel: envelope.logLevel,
+      ...(input === undefined ? {} : { input })
     })
   )
   const unroute = logRouteFor(context, wire, id, method, request.params, envelope)
@@ -213,6 +219,56 @@ const logRouteFor = (
   const name = isJsonObject(params) ? params.name : undefined
   if (envelope.logLevel === undefined || method !== "tools/call" || typeof name !== "string") return () => {}
   return context.logs.add(id, () => context.instanceOf(name), envelope.logLevel, wire)
+}
+
+/** What a modern child's input_required of this call is passed through with (none: not a call that can take it). */
+const passable = (
+  context: ModernContext,
+  method: string,
+  params: unknown,
+  envelope: Era.Envelope
+): InputPass | undefined => {
+  if (method !== "tools/call" || !answersInput(envelope)) return undefined
+  const parsed = CallPlan.parse(params)
+  if (!parsed.ok) return undefined
+  const { name, arguments: args } = parsed.call
+  return {
+    seal: (instance, state) => context.parking.seal({ instance, tool: name, args: argumentsDigest(args), state })
+  }
+}
+
+/**
+ * A retry (`requestState`): a parked call is resumed by the parking (false: nothing left to do here); a passed-through
+ * state must come back with the same call, still routed to the same instance, and goes to that child again with the
+ * host's answers and the child's own state.
+ */
+const retried = (
+  context: ModernContext,
+  wire: Era.ModernWire,
+  id: string | number,
+  method: string,
+  params: JsonObject
+): InputPass | false => {
+  const passed = context.parking.retry(id, params, wire)
+  if (passed === undefined) return false
+  const parsed = CallPlan.parse(params)
+  const why =
+    method !== "tools/call" || !parsed.ok || parsed.call.name !== passed.tool
+      ? `was issued for a call of ${passed.tool}`
+      : argumentsDigest(parsed.call.arguments) !== passed.args
+        ? `was issued for a call of ${passed.tool} with other arguments`
+        : context.instanceOf(passed.tool) !== passed.instance
+          ? `was issued by source ${passed.instance}, which no longer serves ${passed.tool}`
+          : undefined
+  if (why !== undefined) {
+    wire.error(id, stateError(why))
+    return false
+  }
+  return {
+    ...(isJsonObject(params.inputResponses) ? { inputResponses: params.inputResponses } : {}),
+    ...(passed.state === undefined ? {} : { requestState: passed.state }),
+    seal: (instance, state) => context.parking.seal({ ...passed, instance, state })
+  }
 }
 
 /** A tools/call of a host that answers input gets a slot: a child's question then answers it input_required. */

@@ -1,5 +1,5 @@
 import { Deferred, Duration, Effect } from "effect"
-import { createHmac, randomUUID, timingSafeEqual } from "node:crypto"
+import { createHash, createHmac, randomUUID, timingSafeEqual } from "node:crypto"
 import type * as Era from "../../domain/HostEra.js"
 import type { JsonObject } from "../../domain/Mcp.js"
 import { isJsonObject, RpcCode, RpcError } from "../../domain/Surface.js"
@@ -11,10 +11,16 @@ import { reverseCapability } from "../HostBridge.js"
  * opaque `requestState`, the child's call stays open (parked), and the host's retry carries the answer back to the
  * child; the call's final result (or its next question) answers the retry. `requestState` names the parked call and its
  * deadline, signed with clawtool's key (HMAC-SHA256): a forged, expired or already used state is an error.
+ * A modern child's own `input_required` is passed through instead (ADR 033): nothing is parked, the state carries the
+ * child's state with the call's route (instance, tool, a digest of the arguments) and the host's retry is a new call to
+ * that child with the answers.
  */
 
-/** A requestState is never longer than this (the host echoes it byte for byte). */
-export const maxStateLength = 512
+/**
+ * A requestState is never longer than this (the host echoes it byte for byte): clawtool's own are ~150 characters, a
+ * passed-through one carries the child's state too.
+ */
+export const maxStateLength = 16_384
 
 const base64url = (data: Buffer | string) => Buffer.from(data).toString("base64url")
 
@@ -26,7 +32,36 @@ export const sealState = (key: Buffer, parked: string, expiresAt: number): strin
   return `${payload}.${base64url(sign(key, payload))}`
 }
 
-export type Opened = { readonly ok: true; readonly parked: string } | { readonly ok: false; readonly why: string }
+/** The route of a call whose child asked for input (passthrough): the retry must be the same call. */
+export interface Passed {
+  readonly instance: string
+  readonly tool: string
+  /** A digest of the call's arguments. */
+  readonly args: string
+  /** The child's own requestState. */
+  readonly state: string | undefined
+}
+
+/** A passed-through state: the child's state with its call's route (none when it would be too long). */
+export const sealPassed = (key: Buffer, passed: Passed, expiresAt: number): string | undefined => {
+  const payload = base64url(
+    JSON.stringify({ i: passed.instance, t: passed.tool, a: passed.args, s: passed.state, e: expiresAt })
+  )
+  const state = `${payload}.${base64url(sign(key, payload))}`
+  return state.length > maxStateLength ? undefined : state
+}
+
+/** A digest of a call's arguments, so a retry cannot carry another call's answers. */
+export const argumentsDigest = (args: unknown): string =>
+  createHash("sha256")
+    .update(JSON.stringify(args ?? {}))
+    .digest("base64url")
+    .slice(0, 22)
+
+export type Opened =
+  | { readonly ok: true; readonly parked: string }
+  | { readonly ok: true; readonly passed: Passed }
+  | { readonly ok: false; readonly why: string }
 
 /** The parked call a state names, or why it is refused (not one of clawtool's, tampered with, expired). */
 export const openState = (key: Buffer, state: unknown, now: number): Opened => {
@@ -46,13 +81,25 @@ export const openState = (key: Buffer, state: unknown, now: number): Opened => {
   } catch {
     return { ok: false, why: "is not a clawtool state" }
   }
-  const { p, e } = (isJsonObject(decoded) ? decoded : {}) as { p?: unknown; e?: unknown }
-  if (typeof p !== "string" || typeof e !== "number") return { ok: false, why: "is not a clawtool state" }
+  const { p, e, i, t, a, s } = (isJsonObject(decoded) ? decoded : {}) as Record<string, unknown>
+  if (typeof e !== "number") return { ok: false, why: "is not a clawtool state" }
   if (now > e) return { ok: false, why: "has expired ([http] input_required_ttl)" }
-  return { ok: true, parked: p }
+  if (typeof p === "string") return { ok: true, parked: p }
+  if (
+    typeof i === "string" &&
+    typeof t === "string" &&
+    typeof a === "string" &&
+    (s === undefined || typeof s === "string")
+  ) {
+    return { ok: true, passed: { instance: i, tool: t, args: a, state: s } }
+  }
+  return { ok: false, why: "is not a clawtool state" }
 }
 
-const stateError = (why: string) => ({ code: RpcCode.InvalidParams, message: `Invalid params: requestState ${why}` })
+export const stateError = (why: string) => ({
+  code: RpcCode.InvalidParams,
+  message: `Invalid params: requestState ${why}`
+})
 
 /** One modern call that may ask its host for input. */
 export interface Slot {
@@ -82,8 +129,13 @@ export interface Parking {
     method: string,
     params: JsonObject | undefined
   ) => Effect.Effect<JsonObject, RpcError>
-  /** A request carrying `requestState`: resumes its parked call (true), or answers why it cannot. */
-  readonly retry: (hostId: string | number, params: JsonObject, wire: Era.ModernWire) => void
+  /**
+   * A request carrying `requestState`: resumes its parked call, or answers why it cannot; a passed-through state is
+   * returned, for the caller to call its child again.
+   */
+  readonly retry: (hostId: string | number, params: JsonObject, wire: Era.ModernWire) => Passed | undefined
+  /** The state a host gets for a child's own input_required (passthrough), valid for the ttl. */
+  readonly seal: (passed: Passed) => string | undefined
 }
 
 export const makeParking = (options: {
@@ -176,18 +228,20 @@ export const makeParking = (options: {
           )
         )
       }),
+    seal: (passed) => sealPassed(options.key, passed, options.now() + ttlMs),
     retry: (hostId, params, wire) => {
       const opened = openState(options.key, params.requestState, options.now())
-      if (!opened.ok) return wire.error(hostId, stateError(opened.why))
+      if (!opened.ok) return void wire.error(hostId, stateError(opened.why))
+      if ("passed" in opened) return opened.passed
       const slot = byKey.get(opened.parked)
       if (slot === undefined || slot.parked === undefined) {
-        return wire.error(hostId, stateError("was already used, or its call has ended"))
+        return void wire.error(hostId, stateError("was already used, or its call has ended"))
       }
       const { key, answer } = slot.parked
       const responses = isJsonObject(params.inputResponses) ? params.inputResponses : {}
       const response = responses[key]
       if (!isJsonObject(response)) {
-        return wire.error(hostId, {
+        return void wire.error(hostId, {
           code: RpcCode.InvalidParams,
           message: `Invalid params: inputResponses has no answer for ${JSON.stringify(key)}`
         })
@@ -199,9 +253,10 @@ export const makeParking = (options: {
       options.moved(undefined, hostId, slot)
       if (slot.held !== undefined) {
         open.delete(slot)
-        return slot.held(hostId)
+        return void slot.held(hostId)
       }
       Deferred.unsafeDone(answer, Effect.succeed(response))
+      return undefined
     }
   }
 }

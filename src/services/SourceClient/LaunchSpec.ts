@@ -41,6 +41,12 @@ export interface RemoteLaunchSpec {
   readonly authProvider?: SourceAuthProvider | undefined
   readonly callTimeout?: Duration.Duration | undefined
   readonly host?: HostPort | undefined
+  /** `[sources.x] protocol` (ADR 033); absent is `auto`. */
+  readonly protocol?: ProtocolSetting | undefined
+  /** The era verdict kept with the persisted catalog: with `auto`, used instead of a probe. */
+  readonly knownEra?: EraVerdict | undefined
+  /** How long the era probe waits for an answer before the server counts as legacy. */
+  readonly probeTimeout?: Duration.Duration | undefined
 }
 
 /** A remote spec: one with a url. */

@@ -1,15 +1,19 @@
 import {
+  type FetchLike,
   Client as ModernSdkClient,
   type McpSubscription,
   ProtocolError,
   SdkError,
-  SdkErrorCode
+  SdkErrorCode,
+  StreamableHTTPClientTransport
 } from "@modelcontextprotocol/client"
+import { Cause, Exit, Option, Runtime } from "effect"
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js"
 import {
   completeResult,
   type EraVerdict,
+  type InputPass,
   type InputRequired,
   inputRequiredOf,
   maxInputRounds,
@@ -20,13 +24,15 @@ import type { CallToolRequest, JsonObject } from "../../domain/Mcp.js"
 import { isJsonObject, RpcCode } from "../../domain/Surface.js"
 import { noTimeout } from "../../transport/SdkShape.js"
 import * as Version from "../../version.js"
+import { type HostPort, reverseCapability } from "../HostBridge.js"
 
 /**
  * A modern (2026-07-28) child behind the face of the v1 SDK's Client that SourceClient and Surface use (ADR 033):
  * SDK v2's client does the era's wire (the `_meta` envelope on every request, `server/discover`, the codec,
  * `subscriptions/listen`); this adapter maps what a legacy child would have been asked onto the era, so the rest of
  * clawtool sees one kind of child:
- * - `input_required` (MRTR): each embedded request is asked of the host for real (`ask`: HostBridge's reverse
+ * - `input_required` (MRTR): toward a modern host (a call with `input`) it goes back as it is, the child's state
+ *   sealed into clawtool's; otherwise each embedded request is asked of the host for real (`ask`: HostBridge's reverse
  *   request, the host session with the call in flight) and the child is retried with the answers and its state, at most
  *   `maxInputRounds` rounds;
  * - `resources/subscribe|unsubscribe` re-open one `subscriptions/listen` with the URIs (and the list_changed kinds the
@@ -37,6 +43,23 @@ import * as Version from "../../version.js"
 
 /** The envelope's per-request log level (2026-07-28). */
 const logLevelKey = "io.modelcontextprotocol/logLevel"
+/**
+ * The streamable HTTP transport of a modern remote (SDK v2's: the era's headers, no session): `fetch` is clawtool's
+ * watched one, `token` the OAuth provider's current access token (a 401 is retried by that fetch, ADR 019).
+ */
+export const httpTransport = (
+  url: URL,
+  options: {
+    readonly fetch: FetchLike
+    readonly headers: Readonly<Record<string, string>>
+    readonly token: (() => Promise<string | undefined>) | undefined
+  }
+) =>
+  new StreamableHTTPClientTransport(url, {
+    fetch: options.fetch,
+    requestInit: { headers: { ...options.headers } },
+    ...(options.token === undefined ? {} : { authProvider: { token: options.token } })
+  })
 
 /** A host's answer to one embedded request (interrupting it through `signal` cancels it at the host). */
 export type Ask = (method: string, params: JsonObject | undefined, signal: AbortSignal) => Promise<JsonObject>
@@ -48,7 +71,16 @@ type RequestOptions = {
   readonly resetTimeoutOnProgress?: boolean
   /** The host's log level for this request, put into the child's envelope. */
   readonly logLevel?: string
+  /** A modern host's tools/call: its input_required is handed back, not asked (SdkCall passes CallOptions.input). */
+  readonly input?: InputPass | undefined
 }
+
+/** A retry's params: the host's answers and the child's own state (what clawtool's state carried). */
+const withInput = (params: JsonObject, pass: InputPass): JsonObject => ({
+  ...params,
+  ...(pass.inputResponses === undefined ? {} : { inputResponses: pass.inputResponses }),
+  ...(pass.requestState === undefined ? {} : { requestState: pass.requestState })
+})
 
 /** The v2 SDK's failures in the v1 SDK's terms (a timeout keeps the `timeout` datum isOwnTimeout reads). */
 const asMcpError = (cause: unknown, timeout: number | undefined): unknown => {
@@ -58,8 +90,24 @@ const asMcpError = (cause: unknown, timeout: number | undefined): unknown => {
       return new McpError(ErrorCode.RequestTimeout, "Request timed out", { timeout })
     }
     if (cause.code === SdkErrorCode.ConnectionClosed) return new McpError(ErrorCode.ConnectionClosed, cause.message)
+    // Over HTTP a JSON-RPC error may come with a 4xx status (a modern server answers -32601 with 404): the error it is.
+    const error = rpcErrorIn((cause.data as { text?: unknown } | undefined)?.text)
+    if (error !== undefined) return new McpError(error.code, error.message, error.data)
   }
   return cause
+}
+
+/** The JSON-RPC error an HTTP error response's body carries, if it is one. */
+const rpcErrorIn = (text: unknown): { code: number; message: string; data?: unknown } | undefined => {
+  if (typeof text !== "string" || !text.startsWith("{")) return undefined
+  try {
+    const error = (JSON.parse(text) as { error?: unknown }).error
+    return isJsonObject(error) && typeof error.code === "number" && typeof error.message === "string"
+      ? { code: error.code, message: error.message, data: error.data }
+      : undefined
+  } catch {
+    return undefined
+  }
 }
 
 export class ModernClient {
@@ -69,6 +117,7 @@ export class ModernClient {
   private listening: McpSubscription | undefined
 
   constructor(
+    private readonly instance: string,
     declared: JsonObject,
     private readonly ask: Ask,
     /** The cached `server/discover` answer, adopted without a round trip; none asks the child itself (pinned). */
@@ -168,7 +217,8 @@ export class ModernClient {
       level === undefined
         ? params
         : { ...params, _meta: { ...(isJsonObject(params._meta) ? params._meta : {}), [logLevelKey]: level } }
-    let current = sent
+    const pass = request.method === "tools/call" ? options.input : undefined
+    let current = pass === undefined ? sent : withInput(sent, pass)
     for (let round = 0; ; round++) {
       let result: JsonObject
       try {
@@ -185,6 +235,7 @@ export class ModernClient {
       }
       const needed = inputRequiredOf(result)
       if (needed === undefined) return completeResult(result)
+      if (pass !== undefined) return this.passOn(result, needed, pass)
       if (round >= maxInputRounds) {
         throw new McpError(
           RpcCode.InternalError,
@@ -193,6 +244,15 @@ export class ModernClient {
       }
       current = retryParams(sent, needed, await this.answers(needed, options.signal))
     }
+  }
+
+  /** A modern host's call: the child's input_required goes back to it, the child's state inside clawtool's. */
+  private passOn(result: JsonObject, needed: InputRequired, pass: InputPass): JsonObject {
+    const requestState = pass.seal(this.instance, needed.requestState)
+    if (requestState === undefined) {
+      throw new McpError(RpcCode.InternalError, "tools/call: the source's requestState is too long to pass on")
+    }
+    return { ...result, requestState }
   }
 
   /**
@@ -238,3 +298,31 @@ export class ModernClient {
     this.listening = await this.sdk.listen(filter, { timeout: 10_000 })
   }
 }
+
+/**
+ * A modern child's embedded request asked of the host (MRTR, ADR 033): only what was declared to the child; the host's
+ * refusal fails the call with its code.
+ */
+export const askHost =
+  (
+    spec: { readonly instance: string; readonly host?: HostPort | undefined },
+    declared: JsonObject,
+    runtime: Runtime.Runtime<never>
+  ): Ask =>
+  (method, params, signal) => {
+    const capability = reverseCapability[method]
+    if (capability === undefined || declared[capability] === undefined || spec.host === undefined) {
+      return Promise.reject(
+        new McpError(RpcCode.MethodNotFound, `${method}: the host did not declare ${capability ?? "this capability"}`)
+      )
+    }
+    return Runtime.runPromiseExit(runtime)(spec.host.request(spec.instance, method, params), { signal }).then(
+      (exit) => {
+        if (Exit.isSuccess(exit)) return exit.value
+        const failure = Option.getOrUndefined(Cause.failureOption(exit.cause))
+        throw failure === undefined
+          ? new McpError(RpcCode.InternalError, `${method}: cancelled`)
+          : new McpError(failure.code, `${method}: ${failure.detail}`, failure.data)
+      }
+    )
+  }

@@ -1,6 +1,6 @@
 import { Deferred, Duration, Effect } from "effect"
 import type { ExitInfo } from "../../domain/Connection.js"
-import { envelopeOf, type EraVerdict, legacyVerdict, verdictOf } from "../../domain/Era.js"
+import { envelopeOf, type EraVerdict, legacyVerdict, modernVersion, verdictOf } from "../../domain/Era.js"
 import type { JsonObject } from "../../domain/Mcp.js"
 import type { SpawnedChild } from "../../transport/ChildProcessTransport.js"
 import { LineFramer } from "../../transport/LineFramer.js"
@@ -21,6 +21,14 @@ const probeId = "clawtool-probe"
 
 /** How long a silent server may take before it counts as legacy (a legacy server usually answers -32601 at once). */
 export const defaultProbeTimeout = Duration.seconds(5)
+
+/** The probe request (its envelope declares `capabilities`). */
+const probeRequest = (capabilities: JsonObject) => ({
+  jsonrpc: "2.0",
+  id: probeId,
+  method: "server/discover",
+  params: { _meta: envelopeOf(capabilities, { name: Version.name, version: Version.version }) }
+})
 
 export const probeInPlace = (
   child: SpawnedChild,
@@ -50,13 +58,7 @@ export const probeInPlace = (
     const onData = (chunk: Buffer) => framer.push(chunk)
     const stop = () => void child.stdout.off("data", onData)
     child.stdout.on("data", onData)
-    const request = {
-      jsonrpc: "2.0",
-      id: probeId,
-      method: "server/discover",
-      params: { _meta: envelopeOf(capabilities, { name: Version.name, version: Version.version }) }
-    }
-    child.stdin.write(`${JSON.stringify(request)}\n`)
+    child.stdin.write(`${JSON.stringify(probeRequest(capabilities))}\n`)
     return Effect.sync(stop)
   })
   return Effect.raceFirst(
@@ -64,3 +66,48 @@ export const probeInPlace = (
     Effect.flatMap(Deferred.await(exited), Effect.fail)
   )
 }
+
+/** The probe's answer in a response body: JSON, or the first SSE event that answers it. */
+const answerIn = (body: string): unknown => {
+  const trimmed = body.trim()
+  if (trimmed.startsWith("{")) return JSON.parse(trimmed)
+  for (const line of body.split("\n")) {
+    if (!line.startsWith("data:")) continue
+    const message = JSON.parse(line.slice(5)) as { id?: unknown }
+    if (message.id === probeId) return message
+  }
+  return undefined
+}
+
+/**
+ * The era probe of a remote source (ADR 033): `server/discover` POSTed with the envelope and the era's headers. A
+ * DiscoverResult naming 2026-07-28 is modern; an HTTP refusal (4xx, a 401 included: the legacy attempt then reports
+ * it with its login hint), a JSON-RPC error, another answer, a network failure or silence until `timeout` is legacy,
+ * and the legacy attempt that follows says what is wrong, if anything.
+ */
+export const probeRemote = (
+  url: string,
+  headers: Readonly<Record<string, string>>,
+  fetchImpl: (url: string, init: RequestInit) => Promise<Response>,
+  capabilities: JsonObject,
+  timeout: Duration.Duration = defaultProbeTimeout
+): Effect.Effect<EraVerdict> =>
+  Effect.tryPromise(async (signal) => {
+    const response = await fetchImpl(url, {
+      method: "POST",
+      headers: {
+        ...headers,
+        "content-type": "application/json",
+        accept: "application/json, text/event-stream",
+        "mcp-method": "server/discover",
+        "mcp-protocol-version": modernVersion
+      },
+      body: JSON.stringify(probeRequest(capabilities)),
+      signal
+    })
+    const body = await response.text()
+    return response.ok ? verdictOf(answerIn(body)) : legacyVerdict
+  }).pipe(
+    Effect.timeoutTo({ duration: timeout, onTimeout: () => legacyVerdict, onSuccess: (v) => v }),
+    Effect.orElseSucceed(() => legacyVerdict)
+  )

@@ -16,12 +16,13 @@ import { Deferred, Duration, Effect, Either, Option, Runtime, type Scope } from 
 import type { CallOptions, Connection, ExitInfo } from "../../domain/Connection.js"
 import { CallError, SourceError } from "../../domain/Errors.js"
 import { urlLabel } from "../../domain/Health.js"
-import type { CallToolRequest, CallToolResult } from "../../domain/Mcp.js"
+import type { CallToolRequest, CallToolResult, JsonObject } from "../../domain/Mcp.js"
 import { noTimeout } from "../../transport/SdkShape.js"
 import { unvalidated } from "../../transport/Unvalidated.js"
 import * as Version from "../../version.js"
-import { legacyVerdict } from "../../domain/Era.js"
+import { legacyVerdict, modernVersion, startingVerdict } from "../../domain/Era.js"
 import type { RemoteLaunchSpec } from "./LaunchSpec.js"
+import { probeRemote } from "./Probe.js"
 import { loginCommand } from "./RemoteAuth.js"
 import * as Relay from "./Relay.js"
 import { isOwnTimeout, sdkListTools, sdkToolCall, serverOf } from "./SdkCall.js"
@@ -213,8 +214,12 @@ class RenewingTransport implements Transport {
   }
 }
 
-/** The SDK transport a remote source uses; `auto` tries streamable HTTP first (see connect). */
-type Mode = "streamable-http" | "sse"
+/**
+ * The SDK transport a remote source uses; `auto` tries streamable HTTP first (see connect). `modern`: a 2026-07-28
+ * server, spoken to by SDK v2's client over its own streamable HTTP transport (no session), with the discover answer
+ * it adopts, if any (ADR 033).
+ */
+type Mode = "streamable-http" | "sse" | { readonly modern: JsonObject | undefined }
 
 /** Why a connection attempt failed, as a typed reason: refusals by status, no answer as Connect. */
 const attemptError = (
@@ -251,6 +256,12 @@ export const connect = Effect.fn("SourceClient.connectRemote")(function* (spec: 
   const lost = yield* Deferred.make<ExitInfo>()
   const declared = yield* Surface.declaredCapabilities(spec)
   const headers = { ...spec.headers }
+  const runtime = yield* Effect.runtime<never>()
+  /** The OAuth provider's current access token, for the modern transport and the probe. */
+  const token =
+    spec.authProvider === undefined
+      ? undefined
+      : () => Promise.resolve(spec.authProvider!.tokens()).then((tokens) => tokens?.access_token)
 
   /** Connects one Client over one transport kind; fails with the attempt's typed reason and the HTTP status seen. */
   const attempt = (mode: Mode) =>
@@ -282,27 +293,37 @@ export const connect = Effect.fn("SourceClient.connectRemote")(function* (spec: 
         fetch: fetchImpl,
         ...(spec.authProvider === undefined ? {} : { authProvider: spec.authProvider })
       }
+      // SDK v2's client loads with the first modern source only.
+      const Modern = typeof mode === "object" ? yield* Effect.promise(() => import("./Modern.js")) : undefined
       const opened: Transport =
-        mode === "sse"
-          ? new SSEClientTransport(url, { ...options, eventSourceInit: { fetch: fetchImpl } })
-          : new RenewingTransport(
-              () =>
-                new StreamableHTTPClientTransport(url, {
-                  ...options,
-                  // The GET stream's own retries are short: a server that is gone is the supervisor's business.
-                  reconnectionOptions: {
-                    initialReconnectionDelay: 500,
-                    maxReconnectionDelay: 2000,
-                    reconnectionDelayGrowFactor: 1.5,
-                    maxRetries: 2
-                  }
-                })
-            )
+        Modern !== undefined
+          ? (Modern.httpTransport(url, { fetch: fetchImpl, headers, token }) as unknown as Transport)
+          : mode === "sse"
+            ? new SSEClientTransport(url, { ...options, eventSourceInit: { fetch: fetchImpl } })
+            : new RenewingTransport(
+                () =>
+                  new StreamableHTTPClientTransport(url, {
+                    ...options,
+                    // The GET stream's own retries are short: a server that is gone is the supervisor's business.
+                    reconnectionOptions: {
+                      initialReconnectionDelay: 500,
+                      maxReconnectionDelay: 2000,
+                      reconnectionDelayGrowFactor: 1.5,
+                      maxRetries: 2
+                    }
+                  })
+              )
       transport = opened
-      const client = new Client(
-        { name: Version.name, version: Version.version },
-        { capabilities: declared, jsonSchemaValidator: unvalidated }
-      )
+      const modern =
+        Modern === undefined || typeof mode !== "object"
+          ? undefined
+          : new Modern.ModernClient(spec.instance, declared, Modern.askHost(spec, declared, runtime), mode.modern)
+      const client =
+        modern?.asClient ??
+        new Client(
+          { name: Version.name, version: Version.version },
+          { capabilities: declared, jsonSchemaValidator: unvalidated }
+        )
       client.onerror = () => {} // reported through the watched fetch and the calls themselves
       const surface = yield* Surface.install({
         client,
@@ -323,14 +344,32 @@ export const connect = Effect.fn("SourceClient.connectRemote")(function* (spec: 
       })
       opened.onclose = chainClose(opened.onclose, () => markLost("the connection closed"))
       connected = true
-      return { client, surface, failed, transport: opened }
+      return { client, surface, failed, transport: opened, era: modern?.verdict ?? legacyVerdict }
     })
 
-  const first: Mode = spec.transport === "sse" ? "sse" : "streamable-http"
+  // The era (ADR 033): the config's, else the verdict kept with the catalog, else a server/discover POST.
+  const starting = startingVerdict(spec.protocol, spec.knownEra)
+  const verdict =
+    starting !== "probe"
+      ? starting
+      : yield* probeRemote(
+          spec.url,
+          token === undefined ? headers : { ...headers, ...(yield* bearerOf(token)) },
+          spec.authProvider?.retryingFetch(fetch) ?? fetch,
+          declared,
+          spec.probeTimeout
+        )
+  const first: Mode =
+    verdict === undefined || verdict.era === "modern"
+      ? { modern: verdict?.era === "modern" ? verdict.discover : undefined }
+      : spec.transport === "sse"
+        ? "sse"
+        : "streamable-http"
   const session = yield* attempt(first).pipe(
     // The spec's backwards compatibility: a 4xx (not an auth refusal) to the initialize POST means an older server.
     Effect.catchIf(
       (failure) =>
+        first === "streamable-http" &&
         spec.transport === "auto" &&
         failure.status !== undefined &&
         failure.status >= 400 &&
@@ -347,7 +386,6 @@ export const connect = Effect.fn("SourceClient.connectRemote")(function* (spec: 
   const tools = yield* listTools
   const members = yield* surface.start(tools, listTools)
   if (session.transport instanceof RenewingTransport) {
-    const runtime = yield* Effect.runtime<never>()
     session.transport.onRenewed = () => void Runtime.runFork(runtime)(members.restoreHostState)
   }
 
@@ -390,9 +428,8 @@ export const connect = Effect.fn("SourceClient.connectRemote")(function* (spec: 
     instance: spec.instance,
     pid: 0,
     ...members,
-    protocolVersion: surface.protocolVersion(),
-    // Remote sources stay legacy for now (ADR 033: the era verdict per origin is future work).
-    era: legacyVerdict,
+    protocolVersion: session.era.era === "modern" ? modernVersion : surface.protocolVersion(),
+    era: session.era,
     ...serverOf(client),
     tools,
     listTools,
@@ -401,6 +438,16 @@ export const connect = Effect.fn("SourceClient.connectRemote")(function* (spec: 
     exited: Deferred.await(lost)
   } satisfies Connection
 }) as (spec: RemoteLaunchSpec) => Effect.Effect<Connection, SourceError, Scope.Scope>
+
+/** The Authorization header the probe sends (none without a token yet: the legacy attempt then asks for a login). */
+const bearerOf = (token: () => Promise<string | undefined>) =>
+  Effect.map(
+    Effect.orElseSucceed(
+      Effect.tryPromise(() => token()),
+      () => undefined
+    ),
+    (access): Record<string, string> => (access === undefined ? {} : { authorization: `Bearer ${access}` })
+  )
 
 /** The end of a remote connection, as Sources reads a child's exit: no code, no signal, why it was lost. */
 const lostExit = (spec: RemoteLaunchSpec, why: string): ExitInfo => ({

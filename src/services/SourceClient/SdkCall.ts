@@ -1,4 +1,5 @@
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js"
+import type { RequestOptions } from "@modelcontextprotocol/sdk/shared/protocol.js"
 import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js"
 import { Effect } from "effect"
 import * as z from "zod"
@@ -30,9 +31,10 @@ export const sdkToolCall = (
         signal,
         timeout: timeoutMs ?? noTimeout,
         ...(onprogress === undefined ? {} : { onprogress, resetTimeoutOnProgress: true }),
-        // Read by a modern child's adapter (its envelope's level, Modern.ts); the v1 client ignores it.
-        ...(options?.logLevel === undefined ? {} : { logLevel: options.logLevel })
-      }) as Promise<CallToolResult>,
+        // Read by a modern child's client only (its envelope's log level; MRTR passthrough, ADR 033); v1 ignores them.
+        ...(options?.logLevel === undefined ? {} : { logLevel: options.logLevel }),
+        ...(options?.input === undefined ? {} : { input: options.input })
+      } as RequestOptions) as Promise<CallToolResult>,
     catch: (cause) => cause
   })
 }

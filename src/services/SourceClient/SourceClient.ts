@@ -4,20 +4,18 @@ import { Cause, Deferred, Duration, Effect, Either, Exit, Fiber, Option, Runtime
 import { spawn } from "node:child_process"
 import type { CallOptions, Connection, ExitInfo } from "../../domain/Connection.js"
 import { ConfigChain, repeatedConfigOf, withConfigChain } from "../../domain/Environment.js"
-import { envelopeOf, type EraVerdict, legacyVerdict, modernVersion } from "../../domain/Era.js"
+import { envelopeOf, type EraVerdict, legacyVerdict, modernVersion, startingVerdict } from "../../domain/Era.js"
 import { CallError, SourceError } from "../../domain/Errors.js"
 import { CurrentLimits } from "../../domain/Limits.js"
-import type { CallToolRequest, CallToolResult, JsonObject } from "../../domain/Mcp.js"
-import { RpcCode } from "../../domain/Surface.js"
+import type { CallToolRequest, CallToolResult } from "../../domain/Mcp.js"
 import { ChildProcessTransport, type SpawnedChild } from "../../transport/ChildProcessTransport.js"
 import { LineFramer } from "../../transport/LineFramer.js"
 import { clientInternals } from "../../transport/Sdk.js"
 import { noTimeout } from "../../transport/SdkShape.js"
 import { unvalidated } from "../../transport/Unvalidated.js"
 import * as Version from "../../version.js"
-import { reverseCapability } from "../HostBridge.js"
 import { Reaper, type ReaperShape } from "../Reaper.js"
-import type { Ask, ModernClient } from "./Modern.js"
+import type { ModernClient } from "./Modern.js"
 import { probeInPlace } from "./Probe.js"
 import * as Relay from "./Relay.js"
 import { isRemoteSpec, type LaunchSpec, type RemoteLaunchSpec } from "./LaunchSpec.js"
@@ -80,19 +78,15 @@ const connect = Effect.fn("SourceClient.connect")(function* (spec: LaunchSpec, r
   const pid = child.pid!
 
   // The era (ADR 033): the config's, else the verdict kept with the catalog, else a probe of this child (in place).
-  const protocol = spec.protocol ?? "auto"
+  const starting = startingVerdict(spec.protocol, spec.knownEra)
   const verdict: EraVerdict | undefined =
-    protocol === "legacy"
-      ? legacyVerdict
-      : spec.knownEra !== undefined && (protocol === "auto" || spec.knownEra.era === "modern")
-        ? spec.knownEra
-        : protocol === "modern"
-          ? undefined
-          : yield* probeInPlace(child, exited, {}, spec.onGarbage, spec.probeTimeout).pipe(
-              Effect.mapError((exit) =>
-                fail("EraProbe", `${describeExit(exit)} on the era probe (server/discover); started again as legacy`)
-              )
-            )
+    starting !== "probe"
+      ? starting
+      : yield* probeInPlace(child, exited, {}, spec.onGarbage, spec.probeTimeout).pipe(
+          Effect.mapError((exit) =>
+            fail("EraProbe", `${describeExit(exit)} on the era probe (server/discover); started again as legacy`)
+          )
+        )
   const modern = verdict === undefined || verdict.era === "modern"
   // SDK v2's client loads with the first modern child only.
   const Modern = modern ? yield* Effect.promise(() => import("./Modern.js")) : undefined
@@ -104,8 +98,9 @@ const connect = Effect.fn("SourceClient.connect")(function* (spec: LaunchSpec, r
     Modern === undefined
       ? undefined
       : new Modern.ModernClient(
+          spec.instance,
           declared,
-          askHost(spec, declared, runtime),
+          Modern.askHost(spec, declared, runtime),
           verdict?.era === "modern" ? verdict.discover : undefined
         )
   const client =
@@ -303,27 +298,3 @@ const terminate = (child: SpawnedChild, exited: Deferred.Deferred<ExitInfo>) =>
     killGroup(pid, "SIGKILL")
     yield* waitExit(shutdownGrace.kill)
   })
-
-/**
- * A modern child's embedded request asked of the host (MRTR, ADR 033): only what was declared to the child; the host's
- * refusal fails the call with its code.
- */
-const askHost =
-  (spec: LaunchSpec, declared: JsonObject, runtime: Runtime.Runtime<never>): Ask =>
-  (method, params, signal) => {
-    const capability = reverseCapability[method]
-    if (capability === undefined || declared[capability] === undefined || spec.host === undefined) {
-      return Promise.reject(
-        new McpError(RpcCode.MethodNotFound, `${method}: the host did not declare ${capability ?? "this capability"}`)
-      )
-    }
-    return Runtime.runPromiseExit(runtime)(spec.host.request(spec.instance, method, params), { signal }).then(
-      (exit) => {
-        if (Exit.isSuccess(exit)) return exit.value
-        const failure = Option.getOrUndefined(Cause.failureOption(exit.cause))
-        throw failure === undefined
-          ? new McpError(RpcCode.InternalError, `${method}: cancelled`)
-          : new McpError(failure.code, `${method}: ${failure.detail}`, failure.data)
-      }
-    )
-  }

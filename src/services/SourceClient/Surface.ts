@@ -67,9 +67,12 @@ export const install = (options: {
     const { client, spec, declared } = options
     const runtime = yield* Effect.runtime<never>()
     let negotiated = "unknown"
-    // The SDK keeps the negotiated version private; it hands it to transports that want it.
+    // The SDK keeps the negotiated version private; it hands it to transports that want it (and the transport's own
+    // setter still runs: an HTTP transport sends it as the MCP-Protocol-Version header).
+    const own = options.transport.setProtocolVersion?.bind(options.transport)
     options.transport.setProtocolVersion = (version) => {
       negotiated = version
+      own?.(version)
     }
 
     // Reverse requests in flight, by the child's request id: the SDK ignores a cancel of request id 0 (a falsy check

@@ -86,6 +86,12 @@ export const specOf = (
   }
 ): LaunchSpec | RemoteLaunchSpec => {
   const { diagnostics, host, target } = facts
+  const era = {
+    protocol: source.protocol,
+    knownEra: facts.knownEra,
+    // A silent server counts as legacy after a third of its startup_timeout, at most 5 s (probed once, then cached).
+    probeTimeout: Duration.min(Duration.seconds(5), Duration.unsafeDivide(source.startup_timeout, 3))
+  }
   return target._tag === "Remote"
     ? {
         instance: name,
@@ -94,7 +100,8 @@ export const specOf = (
         headers: facts.launch.resolved.headers,
         authProvider: facts.authProvider,
         callTimeout: source.call_timeout,
-        host
+        host,
+        ...era
       }
     : {
         instance: name,
@@ -103,10 +110,7 @@ export const specOf = (
         cwd: source.cwd,
         callTimeout: source.call_timeout,
         host,
-        protocol: source.protocol,
-        knownEra: facts.knownEra,
-        // A silent server counts as legacy after a third of its startup_timeout, at most 5 s (probed once, then cached).
-        probeTimeout: Duration.min(Duration.seconds(5), Duration.unsafeDivide(source.startup_timeout, 3)),
+        ...era,
         onStderrLine: (line) => diagnostics.stderr(line),
         onGarbage: (line) => diagnostics.garbage(line),
         onExit: (exit) => {
