@@ -54,6 +54,17 @@ describe("modern hosts over HTTP", () => {
         })
         assert.strictEqual(unknown.messages[0]!.error.code, -32022)
         assert.deepStrictEqual(unknown.messages[0]!.error.data.supported, ["2026-07-28"])
+        // A header that disagrees with the body is -32020 even when the body's version is unknown (the headers are
+        // what a proxy routed by).
+        const disagrees = yield* post(
+          port,
+          4,
+          "server/discover",
+          { _meta: { "io.modelcontextprotocol/protocolVersion": "2099-01-01" } },
+          { "mcp-protocol-version": "2026-07-28" }
+        )
+        assert.strictEqual(disagrees.status, 400)
+        assert.strictEqual(disagrees.messages[0]!.error.code, -32020)
 
         const echo = yield* post(
           port,
