@@ -65,6 +65,12 @@ describe("modern hosts over HTTP", () => {
         )
         assert.strictEqual(disagrees.status, 400)
         assert.strictEqual(disagrees.messages[0]!.error.code, -32020)
+        // Methods the era removed (and unknown ones) are 404 with -32601 in the body.
+        for (const method of ["ping", "initialize", "logging/setLevel", "no/such"]) {
+          const removed = yield* post(port, 4, method, {})
+          assert.strictEqual(removed.status, 404)
+          assert.strictEqual(removed.messages[0]!.error.code, -32601)
+        }
 
         const echo = yield* post(
           port,
