@@ -51,6 +51,11 @@ describe("Era", () => {
       assert.isFalse(missing.ok)
       if (!missing.ok) assert.strictEqual(missing.error.code, -32602)
     }
+    // An initialize on a modern connection names a legacy version: -32022 with what this era serves.
+    const initialize = Era.checkEnvelope({ protocolVersion: "2025-06-18", capabilities: {} }, logLevels)
+    assert.isFalse(initialize.ok)
+    if (!initialize.ok)
+      assert.deepStrictEqual(initialize.error.data, { supported: ["2026-07-28"], requested: "2025-06-18" })
     const noCapabilities = Era.checkEnvelope(
       envelope({ "io.modelcontextprotocol/clientCapabilities": "all" }),
       logLevels

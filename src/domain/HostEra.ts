@@ -110,12 +110,16 @@ const invalidEnvelope = (key: string, problem: string): EraError => ({
 
 /**
  * The envelope of a modern request, or the error it is answered with: -32602 for a missing or malformed one (no `_meta`
- * or no version string: the request is malformed, not of another version), -32022 for a version clawtool does not serve.
+ * or no version string: the request is malformed, not of another version), -32022 for a version clawtool does not serve
+ * (in the envelope, or in an `initialize`'s params on a modern connection).
  */
 export const checkEnvelope = (params: unknown, logLevels: ReadonlyArray<string>): Checked => {
   const meta = metaOf(params)
   const version = meta?.[metaKey.protocolVersion]
   if (typeof version !== "string") {
+    // An initialize names its (legacy) version in its params: -32022 tells that client what this era serves.
+    const legacy = isJsonObject(params) ? params.protocolVersion : undefined
+    if (typeof legacy === "string") return { ok: false, error: unsupported(legacy) }
     return {
       ok: false,
       error: invalidEnvelope(metaKey.protocolVersion, meta === undefined ? "no _meta" : "expected a string")
