@@ -25,7 +25,7 @@ describe("Era", () => {
     assert.strictEqual(Era.openingEra("tools/list", { _meta: { progressToken: 1 } }), "legacy")
   })
 
-  it("checkEnvelope: the envelope, -32022 naming the supported versions, -32602 for a malformed one", () => {
+  it("checkEnvelope: the envelope, -32022 naming the supported versions, -32602 for a missing or malformed one", () => {
     const ok = Era.checkEnvelope(envelope({ "io.modelcontextprotocol/logLevel": "info" }), logLevels)
     assert.isTrue(ok.ok)
     if (ok.ok) {
@@ -45,9 +45,18 @@ describe("Era", () => {
         data: { supported: ["2026-07-28"], requested: "2099-01-01" }
       }
     })
-    const missing = Era.checkEnvelope({}, logLevels)
-    assert.isFalse(missing.ok)
-    if (!missing.ok) assert.deepStrictEqual(missing.error.data, { supported: ["2026-07-28"] })
+    // No _meta or no version is a malformed request (-32602), not one of another version (the conformance suite's
+    // sep-2575-request-meta-invalid-* checks).
+    for (const params of [{}, { _meta: { "io.modelcontextprotocol/clientCapabilities": {} } }]) {
+      const missing = Era.checkEnvelope(params, logLevels)
+      assert.isFalse(missing.ok)
+      if (!missing.ok) assert.strictEqual(missing.error.code, -32602)
+    }
+    // An initialize on a modern connection names a legacy version: -32022 with what this era serves.
+    const initialize = Era.checkEnvelope({ protocolVersion: "2025-06-18", capabilities: {} }, logLevels)
+    assert.isFalse(initialize.ok)
+    if (!initialize.ok)
+      assert.deepStrictEqual(initialize.error.data, { supported: ["2026-07-28"], requested: "2025-06-18" })
     const noCapabilities = Era.checkEnvelope(
       envelope({ "io.modelcontextprotocol/clientCapabilities": "all" }),
       logLevels

@@ -97,14 +97,10 @@ export const claimsModern = (params: unknown): boolean => metaOf(params)?.[metaK
 export const openingEra = (method: unknown, params: unknown): "modern" | "legacy" =>
   method === "server/discover" || claimsModern(params) ? "modern" : "legacy"
 
-const unsupported = (requested: unknown): EraError => ({
+const unsupported = (requested: string): EraError => ({
   code: EraCode.UnsupportedProtocolVersion,
-  message:
-    typeof requested === "string"
-      ? `Unsupported protocol version: ${requested}`
-      : "Unsupported protocol version: the request did not name a protocol version",
-  data:
-    typeof requested === "string" ? { supported: [...modernVersions], requested } : { supported: [...modernVersions] }
+  message: `Unsupported protocol version: ${requested}`,
+  data: { supported: [...modernVersions], requested }
 })
 
 const invalidEnvelope = (key: string, problem: string): EraError => ({
@@ -112,12 +108,24 @@ const invalidEnvelope = (key: string, problem: string): EraError => ({
   message: `Invalid _meta envelope for protocol revision ${modernVersion}: ${key}: ${problem}`
 })
 
-/** The envelope of a modern request, or the error it is answered with (-32022 for a version clawtool does not serve). */
+/**
+ * The envelope of a modern request, or the error it is answered with: -32602 for a missing or malformed one (no `_meta`
+ * or no version string: the request is malformed, not of another version), -32022 for a version clawtool does not serve
+ * (in the envelope, or in an `initialize`'s params on a modern connection).
+ */
 export const checkEnvelope = (params: unknown, logLevels: ReadonlyArray<string>): Checked => {
   const meta = metaOf(params)
   const version = meta?.[metaKey.protocolVersion]
-  if (typeof version !== "string" || !modernVersions.includes(version))
-    return { ok: false, error: unsupported(version) }
+  if (typeof version !== "string") {
+    // An initialize names its (legacy) version in its params: -32022 tells that client what this era serves.
+    const legacy = isJsonObject(params) ? params.protocolVersion : undefined
+    if (typeof legacy === "string") return { ok: false, error: unsupported(legacy) }
+    return {
+      ok: false,
+      error: invalidEnvelope(metaKey.protocolVersion, meta === undefined ? "no _meta" : "expected a string")
+    }
+  }
+  if (!modernVersions.includes(version)) return { ok: false, error: unsupported(version) }
   const capabilities = meta![metaKey.clientCapabilities]
   if (!isJsonObject(capabilities)) {
     return { ok: false, error: invalidEnvelope(metaKey.clientCapabilities, "expected an object") }

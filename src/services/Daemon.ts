@@ -236,8 +236,7 @@ export class Daemon extends Effect.Service<Daemon>()("clawtool/Daemon", {
           }
           const method = String(body.method)
           const refuse = (error: Era.EraError) => reply(res, 400, JSON.stringify({ jsonrpc: "2.0", id, error }))
-          const checked = Era.checkEnvelope(body.params, logLevels)
-          if (!checked.ok) return refuse(checked.error)
+          // Headers first: a header that disagrees with the body is -32020 whatever version the body names.
           const mismatch = Era.checkHeaders(
             {
               method: header(req, "mcp-method"),
@@ -248,6 +247,8 @@ export class Daemon extends Effect.Service<Daemon>()("clawtool/Daemon", {
             body.params
           )
           if (mismatch !== undefined) return refuse(mismatch)
+          const checked = Era.checkEnvelope(body.params, logLevels)
+          if (!checked.ok) return refuse(checked.error)
           const key = randomUUID()
           const meta = (body.params as { _meta?: { progressToken?: unknown } } | undefined)?._meta
           // A listen is always a stream (as SDK v2 serves it); a call, when it asked for progress or log messages and

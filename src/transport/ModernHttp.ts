@@ -1,6 +1,7 @@
 import type * as http from "node:http"
 import type { EraError, ModernWire } from "../domain/HostEra.js"
 import type { JsonObject } from "../domain/Mcp.js"
+import { RpcCode } from "../domain/Surface.js"
 
 /**
  * The HTTP wire of the 2026-07-28 era (ADR 032): each modern POST is one request, answered on its own response — JSON,
@@ -25,7 +26,7 @@ export const makeModernHttpWire = () => {
     return true
   }
   const line = (rpcId: string | number, body: string) => `{"jsonrpc":"2.0","id":${JSON.stringify(rpcId)},${body}}`
-  const end = (key: string | number, text: string) => {
+  const end = (key: string | number, text: string, status = 200) => {
     const entry = open.get(String(key))
     if (entry === undefined) return
     forget(String(key))
@@ -33,13 +34,15 @@ export const makeModernHttpWire = () => {
     const json = line(rpcId, text)
     if (res.writableEnded) return
     if (stream) return void res.end(`event: message\ndata: ${json}\n\n`)
-    if (!res.headersSent) res.writeHead(200, { "content-type": "application/json" })
+    if (!res.headersSent) res.writeHead(status, { "content-type": "application/json" })
     res.end(json)
   }
   const wire: ModernWire = {
     result: (id, result: JsonObject | string) =>
       end(id, `"result":${typeof result === "string" ? result : JSON.stringify(result)}`),
-    error: (id, error: EraError) => end(id, `"error":${JSON.stringify(error)}`),
+    // A method the era does not have is 404 (the transport spec: its JSON-RPC body tells it from a legacy server's 404).
+    error: (id, error: EraError) =>
+      end(id, `"error":${JSON.stringify(error)}`, error.code === RpcCode.MethodNotFound ? 404 : 200),
     notify: (method, params, about) => {
       const entry = open.get(String(about))
       if (entry === undefined || !entry.stream || entry.res.writableEnded) return

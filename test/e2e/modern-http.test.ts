@@ -87,6 +87,23 @@ describe("modern hosts over HTTP", () => {
         })
         assert.strictEqual(unknown.messages[0]!.error.code, -32022)
         assert.deepStrictEqual(unknown.messages[0]!.error.data.supported, ["2026-07-28"])
+        // A header that disagrees with the body is -32020 even when the body's version is unknown (the headers are
+        // what a proxy routed by).
+        const disagrees = yield* post(
+          port,
+          4,
+          "server/discover",
+          { _meta: { "io.modelcontextprotocol/protocolVersion": "2099-01-01" } },
+          { "mcp-protocol-version": "2026-07-28" }
+        )
+        assert.strictEqual(disagrees.status, 400)
+        assert.strictEqual(disagrees.messages[0]!.error.code, -32020)
+        // Methods the era removed (and unknown ones) are 404 with -32601 in the body.
+        for (const method of ["ping", "initialize", "logging/setLevel", "no/such"]) {
+          const removed = yield* post(port, 4, method, {})
+          assert.strictEqual(removed.status, 404)
+          assert.strictEqual(removed.messages[0]!.error.code, -32601)
+        }
 
         const echo = yield* post(
           port,
