@@ -48,6 +48,19 @@ describe("Era input_required (MRTR)", () => {
   it("a complete result needs nothing and loses resultType; input_required gives its requests and state", () => {
     assert.isUndefined(inputRequiredOf({ resultType: "complete", content: [] }))
     assert.deepStrictEqual(completeResult({ resultType: "complete", content: [] }) as unknown, { content: [] })
+    // The child's serverInfo goes (clawtool is the host's server); the rest of its _meta stays.
+    const named = { "io.modelcontextprotocol/serverInfo": { name: "child", version: "1" } }
+    assert.deepStrictEqual(completeResult({ resultType: "complete", content: [], _meta: named }) as unknown, {
+      content: []
+    })
+    assert.deepStrictEqual(completeResult({ content: [], _meta: { ...named, "x/trace": "t" } }) as unknown, {
+      content: [],
+      _meta: { "x/trace": "t" }
+    })
+    assert.deepStrictEqual(completeResult({ resultType: "complete", content: [], _meta: { a: 1 } }) as unknown, {
+      content: [],
+      _meta: { a: 1 }
+    })
     const needed = inputRequiredOf({
       resultType: "input_required",
       inputRequests: {

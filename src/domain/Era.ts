@@ -122,9 +122,20 @@ export const retryParams = (
   ...(needed.requestState === undefined ? {} : { requestState: needed.requestState })
 })
 
-/** A complete modern result as a legacy peer expects it: without the era's discriminator. */
+/** The child's own name in a modern result's `_meta` (HostEra's metaKey.serverInfo). */
+const serverInfoKey = "io.modelcontextprotocol/serverInfo"
+
+/**
+ * A complete modern result as a legacy peer expects it: without the era's discriminator, and without the child's
+ * serverInfo in `_meta` (clawtool is the host's server: a modern host gets clawtool's stamp instead, and a second
+ * `_meta` would shadow it in the spliced JSON).
+ */
 export const completeResult = <A extends JsonObject>(result: A): A => {
-  if (!("resultType" in result)) return result
-  const { resultType: _, ...rest } = result
-  return rest as A
+  const meta = result._meta
+  const named = isJsonObject(meta) && serverInfoKey in meta
+  if (!("resultType" in result) && !named) return result
+  const { resultType: _, _meta: __, ...rest } = result
+  if (!named) return (meta === undefined ? rest : { ...rest, _meta: meta }) as unknown as A
+  const { [serverInfoKey]: ___, ...others } = meta
+  return (Object.keys(others).length === 0 ? rest : { ...rest, _meta: others }) as unknown as A
 }
