@@ -138,6 +138,12 @@ export class Gateway extends Effect.Service<Gateway>()("clawtool/Gateway", {
         )
       })
 
+    /** The source instance a tool of `view` routes to (none: a core tool or no such tool). */
+    const instanceIn = (view: RegistryView) => (tool: string) => {
+      const route = view.routeNow(tool)
+      return route === undefined || route === "core" ? undefined : route.instance
+    }
+
     /** A session ends: what it kept is released, and the children hear what no session needs any more. */
     const leave = (view: SessionView) =>
       Effect.gen(function* () {
@@ -327,10 +333,7 @@ export class Gateway extends Effect.Service<Gateway>()("clawtool/Gateway", {
         settled: () => settled,
         parking,
         logs,
-        instanceOf: (tool) => {
-          const route = parts.registry.routeNow(tool)
-          return route === undefined || route === "core" ? undefined : route.instance
-        },
+        instanceOf: instanceIn(parts.registry),
         opened: (envelope) => {
           if (opened) return
           opened = true
@@ -428,18 +431,14 @@ export class Gateway extends Effect.Service<Gateway>()("clawtool/Gateway", {
                   opened: () => {},
                   parking,
                   logs,
-                  instanceOf: (tool) => {
-                    const route = seen.routeNow(tool)
-                    return route === undefined || route === "core" ? undefined : route.instance
-                  }
+                  instanceOf: instanceIn(seen)
                 },
                 options.wire,
                 { ...request, id: key },
                 envelope
               )
               if (fiber !== undefined) yield* Effect.ignore(fiber.await)
-              const left = yield* view.leave
-              yield* left.release
+              yield* leave(view)
             })
         }
       })
