@@ -202,7 +202,10 @@ const startTargets = async (suite, through) => {
   const main = Path.join(root, "dist", "main.js")
   if (!Fs.existsSync(main)) throw new Error("dist/main.js is missing: run npm run build first")
   const port = await freePort()
-  const config = Path.join(cache, "clawtool-conformance.toml")
+  // A folder of this run's own (config, pins lock, clawtool's cache): runs of other checkouts may share the cache
+  // folder at the same time, and clawtool watches its config file.
+  const own = Fs.mkdtempSync(Path.join(cache, "run-"))
+  const config = Path.join(own, "clawtool-conformance.toml")
   // The example server as a remote source under its own names: the scenarios call fixed tool and prompt names.
   // The example server answers a legacy client with its stateful server (completions, subscriptions, sampling) and a
   // modern one with a stateless server that lists only 2026-07-28: clawtool's probe (ADR 033) would pick the latter.
@@ -215,19 +218,20 @@ const startTargets = async (suite, through) => {
   const clawtool = start(
     process.execPath,
     [main, "serve", "--listen", `127.0.0.1:${port}`, "--config", config],
-    { CLAWTOOL_CACHE_DIR: Path.join(cache, "clawtool-cache") },
+    { CLAWTOOL_CACHE_DIR: Path.join(own, "clawtool-cache") },
     "clawtool"
   )
   await waitForHttp(`http://127.0.0.1:${port}/readyz`, clawtool, "clawtool serve --listen")
-  return { target: `http://localhost:${port}/mcp`, processes: [server, clawtool] }
+  return { target: `http://localhost:${port}/mcp`, processes: [server, clawtool], own }
 }
 
 const runAgainst = async (suite, through) => {
-  const { target, processes } = await startTargets(suite, through)
+  const { target, processes, own } = await startTargets(suite, through)
   try {
     return await runSuite(suite, target, through ? "clawtool" : "direct")
   } finally {
     for (const child of processes.reverse()) await stop(child)
+    if (own !== undefined) Fs.rmSync(own, { recursive: true, force: true })
   }
 }
 
