@@ -134,7 +134,13 @@ describe("requestState (MRTR toward modern hosts)", () => {
   })
 
   it("a passed-through state carries the child's state and its call's route; one too long is not issued", () => {
-    const passed = { instance: "modern", tool: "modern__ask", args: argumentsDigest({ q: 1 }), state: "child" }
+    const passed = {
+      instance: "modern",
+      method: "tools/call",
+      target: "modern__ask",
+      args: argumentsDigest({ q: 1 }),
+      state: "child"
+    }
     const state = sealPassed(key, passed, 1_000)!
     assert.deepStrictEqual(openState(key, state, 999), { ok: true, passed })
     assert.deepStrictEqual(openState(key, state, 1_001), { ok: false, why: "has expired ([http] input_required_ttl)" })

@@ -30,6 +30,12 @@ export interface CallOptions {
   readonly logLevel?: string | undefined
   /** A modern host's call: a modern child's input_required comes back to it instead of being asked (ADR 033). */
   readonly input?: InputPass | undefined
+  /**
+   * The client capabilities of the host this request is for (its sampling, elicitation and roots: HostBridge's
+   * childCapabilities): a modern child gets them in this request's envelope, in place of what clawtool declared to it,
+   * and what it asks of the host is checked against them. None: what clawtool declared (a legacy child always).
+   */
+  readonly hostCapabilities?: JsonObject | undefined
 }
 
 /** The catalogs of one child, each the last good listing; `error` says why the last (re-)listing failed. */
@@ -72,9 +78,9 @@ export interface Connection extends SurfaceMembers {
   readonly callTool: (request: CallToolRequest, options?: CallOptions) => Effect.Effect<CallToolResult, CallError>
   /**
    * The same call without the SDK or an Effect per call (ADR 009): for plain calls (no progress asked, no task).
-   * Returns the cancel; `done` gets the outcome, never synchronously.
+   * Returns the cancel; `done` gets the outcome, never synchronously. `hostCapabilities` as in CallOptions.
    */
-  readonly relayCall: (request: CallToolRequest, done: RelayDone) => () => void
+  readonly relayCall: (request: CallToolRequest, done: RelayDone, hostCapabilities?: JsonObject) => () => void
   /** Completes when the process exits (crash, EOF, kill); never fails. */
   readonly exited: Effect.Effect<ExitInfo>
 }

@@ -1,3 +1,4 @@
+import { metaKey } from "./HostEra.js"
 import type { JsonObject } from "./Mcp.js"
 import { isJsonObject } from "./Surface.js"
 
@@ -60,10 +61,14 @@ export const verdictFromJson = (value: unknown): EraVerdict | undefined =>
 
 /** The `_meta` keys every modern request carries (the spec's envelope). */
 export const envelopeOf = (capabilities: JsonObject, clientInfo: JsonObject): JsonObject => ({
-  "io.modelcontextprotocol/protocolVersion": modernVersion,
-  "io.modelcontextprotocol/clientCapabilities": capabilities,
-  "io.modelcontextprotocol/clientInfo": clientInfo
+  [metaKey.protocolVersion]: modernVersion,
+  [metaKey.clientCapabilities]: capabilities,
+  [metaKey.clientInfo]: clientInfo
 })
+
+/** An envelope made for another host's capabilities (none: as it is). */
+export const envelopeFor = (envelope: JsonObject, hostCapabilities: JsonObject | undefined): JsonObject =>
+  hostCapabilities === undefined ? envelope : { ...envelope, [metaKey.clientCapabilities]: hostCapabilities }
 
 /** One request a modern child embeds in an `input_required` result (elicitation, sampling or roots). */
 export interface InputRequest {
@@ -82,18 +87,24 @@ export interface InputRequired {
 }
 
 /**
- * A modern host's tools/call on its way to a child (MRTR passthrough, ADR 033): a modern child's `input_required` goes
- * back to the host as it is, its own `requestState` wrapped by `seal` into clawtool's (which names the instance it came
- * from); on the host's retry the answers and the child's own state go to the child again. A legacy child ignores it.
+ * A modern host's tools/call, prompts/get or resources/read on its way to a child (MRTR passthrough, ADR 033): a modern
+ * child's `input_required` goes back to the host as it is, its own `requestState` wrapped by `seal` into clawtool's
+ * (which names the instance it came from); on the host's retry the answers and the child's own state go to the child
+ * again. A legacy child ignores it.
  */
 export interface InputPass {
   /** On a retry: the host's answers, keyed as the child asked. */
   readonly inputResponses?: JsonObject | undefined
   /** On a retry: the child's own state, out of clawtool's. */
   readonly requestState?: string | undefined
+  /** On a retry: the instance whose state it carries (the retry must reach that child). */
+  readonly issuer?: string | undefined
   /** The state the host gets for the child's (none: too long to carry). */
   readonly seal: (instance: string, requestState: string | undefined) => string | undefined
 }
+
+/** The requests a modern child may answer `input_required` (2026-07-28, basic/patterns/mrtr). */
+export const inputMethods: ReadonlySet<string> = new Set(["tools/call", "prompts/get", "resources/read"])
 
 /** Rounds of input a modern child may ask for in one call before it fails (the v2 SDK's legacy shim allows 8). */
 export const maxInputRounds = 8

@@ -96,6 +96,8 @@ export class CallError extends Schema.TaggedError<CallError>("clawtool/CallError
   detail: Schema.String,
   /** JSON-RPC error code the child answered with, when reason is Child. */
   code: Schema.optional(Schema.Number),
+  /** The `data` of the child's JSON-RPC error, when reason is Child and it had some. */
+  data: Schema.optional(Schema.Unknown),
   /** Retrying later may succeed (the instance is down or restarting). */
   retryable: Schema.optionalWith(Schema.Boolean, { default: () => false })
 }) {

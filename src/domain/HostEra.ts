@@ -31,7 +31,12 @@ export const metaKey = {
 } as const
 
 /** The error codes only the modern era has. */
-export const EraCode = { HeaderMismatch: -32020, UnsupportedProtocolVersion: -32022 } as const
+export const EraCode = {
+  HeaderMismatch: -32020,
+  /** The request needs a client capability its envelope did not declare (answered HTTP 400). */
+  MissingRequiredClientCapability: -32021,
+  UnsupportedProtocolVersion: -32022
+} as const
 
 /** What the modern era serves: the requests of its registry (no ping, setLevel, subscribe or tasks). */
 export const modernMethods: ReadonlySet<string> = new Set([

@@ -352,7 +352,9 @@ export class Gateway extends Effect.Service<Gateway>()("clawtool/Gateway", {
         cancels: parts.cancels,
         untraced: tracing.untraced,
         audit: parts.audit,
-        stamp: (result) => Era.stamp(result, Modern.serverInfo, undefined)
+        stamp: (result) => Era.stamp(result, Modern.serverInfo, undefined),
+        // Only a host that declares none of sampling, elicitation and roots takes this relay (Stdio.ts).
+        hostCapabilities: {}
       })
       return (message: Record<string, unknown>) => relay({ ...message, params: Modern.withoutEnvelope(message.params) })
     }

@@ -1,5 +1,5 @@
 import type * as http from "node:http"
-import type { EraError, ModernWire } from "../domain/HostEra.js"
+import { EraCode, type EraError, type ModernWire } from "../domain/HostEra.js"
 import type { JsonObject } from "../domain/Mcp.js"
 import { RpcCode } from "../domain/Surface.js"
 
@@ -8,6 +8,12 @@ import { RpcCode } from "../domain/Surface.js"
  * or an SSE stream when the host asked for progress and accepts one. Requests are known by an id clawtool gives them
  * (hosts' JSON-RPC ids repeat across POSTs); a retry of an input_required call is answered on the retry's response.
  */
+/** The HTTP status of a JSON-RPC error answered on its own response (200 for the rest). */
+const statusOf: Readonly<Record<number, number>> = {
+  [RpcCode.MethodNotFound]: 404,
+  [EraCode.MissingRequiredClientCapability]: 400
+}
+
 export const makeModernHttpWire = () => {
   const open = new Map<
     string,
@@ -40,9 +46,9 @@ export const makeModernHttpWire = () => {
   const wire: ModernWire = {
     result: (id, result: JsonObject | string) =>
       end(id, `"result":${typeof result === "string" ? result : JSON.stringify(result)}`),
-    // A method the era does not have is 404 (the transport spec: its JSON-RPC body tells it from a legacy server's 404).
-    error: (id, error: EraError) =>
-      end(id, `"error":${JSON.stringify(error)}`, error.code === RpcCode.MethodNotFound ? 404 : 200),
+    // A method the era does not have is 404 (the transport spec: its JSON-RPC body tells it from a legacy server's 404);
+    // a capability the request's envelope lacks (a child's -32021, passed on) is 400, as the spec wants it.
+    error: (id, error: EraError) => end(id, `"error":${JSON.stringify(error)}`, statusOf[error.code] ?? 200),
     notify: (method, params, about) => {
       const entry = open.get(String(about))
       if (entry === undefined || !entry.stream || entry.res.writableEnded) return

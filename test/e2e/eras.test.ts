@@ -15,7 +15,7 @@ import { spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { ensureBuilt, freshCacheDir, runCliAsync, serveClient, writeConfig } from "../lib/cli.js"
-import { messagesOf, rawRequest, startDaemon } from "../lib/daemon.js"
+import { callTool, httpClient, messagesOf, rawRequest, startDaemon, textOf as textOfResult } from "../lib/daemon.js"
 import { modernHost, modernMeta } from "../lib/modernHost.js"
 import { eventually, pollUntil, root, tempDir } from "../lib/sources.js"
 import { type Json, wireHost } from "../lib/wire.js"
@@ -237,7 +237,7 @@ describe("a modern-only child behind a modern host: input_required passed throug
       })
   )
 
-  it.scopedLive("over HTTP: a state past [http] input_required_ttl is refused", () =>
+  it.scopedLive("over HTTP: a state past [http] input_required_ttl is refused (tools/call and prompts/get)", () =>
     Effect.gen(function* () {
       const config = writeConfig(`
         [http]
@@ -247,24 +247,31 @@ describe("a modern-only child behind a modern host: input_required passed throug
       `)
       const { port } = yield* startDaemon(config)
       const params = { name: "modern__ask", arguments: { question: "late?" }, _meta: asking }
-      const post = (id: number, body: Json) =>
+      const prompt = { name: "modern__greet", arguments: {}, _meta: asking }
+      const post = (id: number, method: string, body: Json) =>
         Effect.map(
           rawRequest(port, {
-            headers: { "mcp-method": "tools/call", "mcp-name": "modern__ask" },
-            body: JSON.stringify({ jsonrpc: "2.0", id, method: "tools/call", params: body })
+            headers: { "mcp-method": method, "mcp-name": String(body.name) },
+            body: JSON.stringify({ jsonrpc: "2.0", id, method, params: body })
           }),
           (response) => messagesOf(response.body)[0] as Json
         )
-      const first = yield* post(1, params)
+      const first = yield* post(1, "tools/call", params)
       assert.strictEqual(first.result.resultType, "input_required")
+      const greet = yield* post(2, "prompts/get", prompt)
+      assert.strictEqual(greet.result.resultType, "input_required")
       yield* Effect.sleep("1500 millis")
-      const late = yield* post(2, {
-        ...params,
-        inputResponses: { answer: { action: "accept", content: { name: "Ada" } } },
-        requestState: first.result.requestState
-      })
+      const inputResponses = { answer: { action: "accept", content: { name: "Ada" } } }
+      const late = yield* post(3, "tools/call", { ...params, inputResponses, requestState: first.result.requestState })
       assert.strictEqual(late.error.code, -32602)
       assert.include(late.error.message, "has expired")
+      const latePrompt = yield* post(4, "prompts/get", {
+        ...prompt,
+        inputResponses,
+        requestState: greet.result.requestState
+      })
+      assert.strictEqual(latePrompt.error.code, -32602)
+      assert.include(latePrompt.error.message, "has expired")
     })
   )
 })
@@ -458,6 +465,150 @@ describe("the era verdict", () => {
         legacy: "legacy",
         modern: "modern"
       })
+    })
+  )
+})
+
+describe("per request: the host's capabilities, and input_required on prompts/get and resources/read", () => {
+  const modernOnly = () =>
+    writeConfig(`[sources.modern]\ncommand = ${JSON.stringify([process.execPath, modernServer])}\n`)
+  const listed = (client: { listTools: () => Promise<{ tools: Array<{ name: string }> }> }) =>
+    pollUntil(
+      Effect.promise(() => client.listTools()).pipe(Effect.map(({ tools }) => tools.map((tool) => tool.name))),
+      (names) => names.includes("modern__ask"),
+      "the modern child listed"
+    )
+  /** The code and data a call was refused with (SDK v2's ProtocolError or v1's McpError), or "answered". */
+  const refusal = (call: () => Promise<unknown>) =>
+    Effect.promise(() =>
+      call().then(
+        () => ({ code: 0, data: undefined as unknown }),
+        (error: { code: number; data?: unknown }) => ({ code: error.code, data: error.data })
+      )
+    )
+
+  it.scopedLive(
+    "a modern host without elicitation: the child itself answers -32021, on the relay and the SDK path",
+    () =>
+      Effect.gen(function* () {
+        // No input capability at all: the call takes the relay; roots only: the SDK path (it could answer roots/list).
+        for (const capabilities of [{}, { roots: {} }]) {
+          const client = yield* modernHost(modernOnly(), capabilities)
+          yield* listed(client)
+          const refused = yield* refusal(() =>
+            client.callTool({ name: "modern__ask", arguments: { question: "who?" } })
+          )
+          assert.strictEqual(refused.code, -32021)
+          assert.deepStrictEqual((refused.data as Json).requiredCapabilities, { elicitation: { form: {} } })
+        }
+      })
+  )
+
+  it.scopedLive(
+    "over HTTP: a modern request's envelope reaches the child (-32021 is HTTP 400); a legacy session's own",
+    () =>
+      Effect.gen(function* () {
+        const { port, url } = yield* startDaemon(modernOnly())
+        const post = (capabilities: Json) =>
+          rawRequest(port, {
+            headers: { "mcp-method": "tools/call", "mcp-name": "modern__ask" },
+            body: JSON.stringify({
+              jsonrpc: "2.0",
+              id: 1,
+              method: "tools/call",
+              params: {
+                name: "modern__ask",
+                arguments: { question: "who?" },
+                _meta: { ...modernMeta, "io.modelcontextprotocol/clientCapabilities": capabilities }
+              }
+            })
+          })
+        const refused = yield* pollUntil(
+          post({}),
+          (response) => messagesOf(response.body)[0]?.error !== undefined,
+          "the child answered"
+        )
+        assert.strictEqual(refused.status, 400)
+        assert.strictEqual((messagesOf(refused.body)[0] as Json).error.code, -32021)
+        const asked = yield* post({ elicitation: { form: {} } })
+        assert.strictEqual((messagesOf(asked.body)[0] as Json).result.resultType, "input_required")
+        // A legacy session declares elicitation at initialize ([http] child_capabilities is empty): the child is told so
+        // for its calls, asks, and clawtool asks that session for real.
+        const client = yield* httpClient(url, {
+          capabilities: { elicitation: {} },
+          setup: (client) =>
+            client.setRequestHandler(ElicitRequestSchema, async () => ({ action: "accept", content: { name: "Ada" } }))
+        })
+        const answered = yield* callTool(client.client, "modern__ask", { question: "who?" })
+        assert.strictEqual(textOfResult(answered), "answer:accept:Ada")
+      })
+  )
+
+  it.scopedLive("an SDK v2 host gets a prompt and reads a resource whose child asks for input (passed through)", () =>
+    Effect.gen(function* () {
+      const client = yield* modernHost(modernOnly(), { elicitation: { form: {} } })
+      const asked: Array<string> = []
+      client.setRequestHandler("elicitation/create", async (request) => {
+        asked.push(String((request.params as Json).message))
+        return { action: "accept", content: { name: "Ada" } }
+      })
+      yield* listed(client)
+      const prompt = yield* Effect.promise(() =>
+        client.getPrompt({ name: "modern__greet", arguments: { style: "warm" } })
+      )
+      assert.deepStrictEqual(prompt.messages[0]!.content, { type: "text", text: "warm hello accept:Ada" })
+      const { resources } = yield* Effect.promise(() => client.listResources())
+      const secret = resources.find((resource) => resource.name === "modern__secret")!
+      const read = yield* Effect.promise(() => client.readResource({ uri: secret.uri }))
+      assert.strictEqual((read.contents[0] as { text: string }).text, "secret of accept:Ada")
+      assert.deepStrictEqual(asked, ["who is greeted?", "whose secret?"])
+    })
+  )
+
+  it.scopedLive("raw lines: prompts/get's state is clawtool's, and only good for the same prompt and arguments", () =>
+    Effect.gen(function* () {
+      const host = yield* wireHost(modernOnly())
+      const meta = { ...modernMeta, "io.modelcontextprotocol/clientCapabilities": { elicitation: { form: {} } } }
+      const params = { name: "modern__greet", arguments: { style: "warm" }, _meta: meta }
+      let first: Json = {}
+      for (let id = 1; first.result?.resultType !== "input_required" && id < 100; id++) {
+        first = JSON.parse(yield* host.request(id, "prompts/get", params)) as Json
+        if (first.result?.resultType !== "input_required") yield* Effect.sleep("100 millis")
+      }
+      assert.deepStrictEqual(Object.keys(first.result.inputRequests), ["answer"])
+      const state = first.result.requestState as string
+      assert.notInclude(state, "state:greet")
+      const inputResponses = { answer: { action: "accept", content: { name: "Ada" } } }
+      const retry = (id: number, method: string, body: Json) =>
+        Effect.map(host.request(id, method, { ...body, inputResponses }), (line) => JSON.parse(line) as Json)
+      const done = yield* retry(200, "prompts/get", { ...params, requestState: state })
+      assert.strictEqual(done.result.resultType, "complete")
+      assert.strictEqual(done.result.messages[0].content.text, "warm hello accept:Ada")
+      const [payload] = state.split(".")
+      const forged = yield* retry(201, "prompts/get", { ...params, requestState: `${payload}.AAAA` })
+      assert.include(forged.error.message, "signature mismatch")
+      const other = yield* retry(202, "prompts/get", { ...params, arguments: { style: "cold" }, requestState: state })
+      assert.include(other.error.message, "other arguments")
+      const elsewhere = yield* retry(203, "resources/read", {
+        uri: "modern://secret",
+        _meta: meta,
+        requestState: state
+      })
+      assert.include(elsewhere.error.message, "was issued for a prompts/get of modern__greet")
+    })
+  )
+
+  it.scopedLive("a legacy host is asked for real when a modern child's prompts/get or resources/read needs input", () =>
+    Effect.gen(function* () {
+      const client = yield* serveClient(modernOnly(), { elicitation: {} })
+      client.setRequestHandler(ElicitRequestSchema, async () => ({ action: "accept", content: { name: "Ada" } }))
+      yield* listed(client)
+      const prompt = yield* Effect.promise(() => client.getPrompt({ name: "modern__greet", arguments: {} }))
+      assert.deepStrictEqual(prompt.messages[0]!.content, { type: "text", text: "plain hello accept:Ada" })
+      const { resources } = yield* Effect.promise(() => client.listResources())
+      const secret = resources.find((resource) => resource.name === "modern__secret")!
+      const read = yield* Effect.promise(() => client.readResource({ uri: secret.uri }))
+      assert.strictEqual((read.contents[0] as { text: string }).text, "secret of accept:Ada")
     })
   )
 })

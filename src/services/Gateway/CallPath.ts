@@ -7,41 +7,10 @@ import type { StdioServerTransport } from "../../transport/StdioServerTransport.
 import type { AuditRecorder } from "../Audit.js"
 import type { RegistryView as Registry } from "../Registry.js"
 import { type Outcome, outcomeOfError, outcomeOfResult } from "../Trust/AuditLine.js"
-import { callErrorResult, unserialisable } from "./Replies.js"
+import { auditRelayed } from "./CallAudit.js"
+import { callErrorResult, hostRpcError, unserialisable } from "./Replies.js"
 
 const reserved = () => {}
-
-/**
- * One relayed call's audit line (stdio: no session id; untraced: no trace id); `via`: the core tool whose code made it.
- * The relay runs no Effect per call (ADR 009), so no Clock here: the wall clock, as the line's time only.
- */
-export const auditRelayed = (
-  recorder: AuditRecorder,
-  registry: Registry,
-  call: { readonly name: string; readonly arguments: JsonObject | undefined },
-  started: number,
-  outcome: Outcome,
-  json: string,
-  via?: string
-) => {
-  const route = registry.routeNow(call.name)
-  const ended = performance.now()
-  recorder.record({
-    at: Date.now() - (ended - started),
-    durationMs: ended - started,
-    session: recorder.session,
-    client: recorder.client(),
-    profile: recorder.profile,
-    token: recorder.token,
-    instance: route === "core" ? "core" : route?.instance,
-    tool: route === undefined || route === "core" ? call.name : route.tool,
-    outcome,
-    arguments: call.arguments,
-    bytesOut: json === "" ? 0 : Buffer.byteLength(json),
-    traceId: undefined,
-    via
-  })
-}
 
 /**
  * The relay's side of tools/call (ADR 009): offered every parsed host message before the SDK. A host's
@@ -58,6 +27,11 @@ export const intercept = (options: {
   readonly audit?: AuditRecorder | undefined
   /** The modern era's stamp on every result (ADR 032); the legacy era answers results as they are. */
   readonly stamp?: ((result: JsonObject) => JsonObject) | undefined
+  /**
+   * The capabilities a modern child is told the calls' host has (a modern host's relayed calls: none of sampling,
+   * elicitation or roots); none: what clawtool declared to it, which is the stdio legacy host's.
+   */
+  readonly hostCapabilities?: JsonObject | undefined
 }) => {
   const { transport, registry, cancels, untraced, audit } = options
   const stamp = options.stamp ?? ((result: JsonObject) => result)
@@ -81,20 +55,35 @@ export const intercept = (options: {
     cancels.set(id, reserved)
     const started = audit === undefined ? 0 : performance.now()
     audit?.begin?.()
-    const cancel = registry.relayCall(call.name, { arguments: call.arguments, _meta: call.meta }, (outcome) => {
-      if (!cancels.delete(id)) return
-      const answered = Either.isRight(outcome) ? outcome.right : callErrorResult(outcome.left)
-      const json = reply(id, call.name, answered)
-      if (audit !== undefined) {
-        record(
-          audit,
-          call,
-          started,
-          Either.isRight(outcome) ? outcomeOfResult(answered) : outcomeOfError(outcome.left),
-          json
-        )
-      }
-    })
+    const cancel = registry.relayCall(
+      call.name,
+      { arguments: call.arguments, _meta: call.meta },
+      (outcome) => {
+        if (!cancels.delete(id)) return
+        const refused = Either.isLeft(outcome) ? hostRpcError(outcome.left) : undefined
+        if (refused !== undefined) {
+          void transport.send({
+            jsonrpc: "2.0",
+            id,
+            error: { code: refused.code, message: refused.detail, data: refused.data }
+          } as never)
+          if (audit !== undefined) record(audit, call, started, "error", "")
+          return
+        }
+        const answered = Either.isRight(outcome) ? outcome.right : callErrorResult(outcome.left)
+        const json = reply(id, call.name, answered)
+        if (audit !== undefined) {
+          record(
+            audit,
+            call,
+            started,
+            Either.isRight(outcome) ? outcomeOfResult(answered) : outcomeOfError(outcome.left),
+            json
+          )
+        }
+      },
+      options.hostCapabilities
+    )
     if (cancel === undefined) cancels.delete(id)
     else if (cancels.has(id)) {
       cancels.set(

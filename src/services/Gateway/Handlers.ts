@@ -1,4 +1,4 @@
-import { Clock, Effect, Either, Exit, Option } from "effect"
+import { Effect, Either, Option } from "effect"
 import * as CallPlan from "../../domain/CallPlan.js"
 import type { Progress } from "../../domain/Connection.js"
 import type { InputPass } from "../../domain/Era.js"
@@ -6,6 +6,7 @@ import type { CallToolResult, JsonObject } from "../../domain/Mcp.js"
 import { isJsonObject, RpcCode, RpcError } from "../../domain/Surface.js"
 import { resumeOptimiser } from "../../heap.js"
 import { rawResult } from "../../transport/StdioServerTransport.js"
+import { childCapabilities } from "../HostBridge.js"
 import { logLevels, type SessionView } from "../HostSessions.js"
 import type { ForwardOptions } from "../Registry/Forward.js"
 import * as SurfaceRoutes from "../Registry/Surface.js"
@@ -17,8 +18,8 @@ import type { AuditRecorder } from "../Audit.js"
 import type { TraceContext, Tracing } from "../Tracing.js"
 import { outcomeOfError, outcomeOfResult } from "../Trust/AuditLine.js"
 import { confirmed } from "./Confirmation.js"
-import { auditRelayed } from "./CallPath.js"
-import { callErrorResult, invalidParams, serialise, unserialisable } from "./Replies.js"
+import { auditCall, auditRelayed, type Seen, traceIdPattern, traceOf } from "./CallAudit.js"
+import { callErrorResult, hostRpcError, invalidParams, serialise, unserialisable } from "./Replies.js"
 
 /** What a request's handler gets besides its params. */
 export interface RequestContext {
@@ -27,8 +28,10 @@ export interface RequestContext {
   readonly notify: (method: string, params: JsonObject) => void
   /** A 2026-07-28 host's log level for this request (its envelope's); none: no request-related log messages. */
   readonly logLevel?: string | undefined
-  /** A modern host's tools/call: a modern child's input_required is passed through to it (ADR 033). */
+  /** A modern host's request: a modern child's input_required is passed through to it (ADR 033). */
   readonly input?: InputPass | undefined
+  /** A modern host's capabilities for this request (its envelope's); none: the session's (a legacy host's). */
+  readonly hostCapabilities?: JsonObject | undefined
 }
 
 /** One host request: its params in, its result or its JSON-RPC error out. */
@@ -40,68 +43,6 @@ export interface Services {
   readonly tracing: Tracing
   /** Known secrets replaced in text clawtool itself writes for the host before cutting it (a confirmation's arguments). */
   readonly redact: (text: string) => string
-}
-
-/** What one SDK-path call tells its audit line besides its exit. */
-interface Seen {
-  /** The CallError the answered result stands for (its reason is the outcome: denied, quarantined, timeout, error). */
-  failure: CallError | undefined
-  traceId: string | undefined
-  /** The answered result and its JSON. */
-  result: unknown
-  json: string
-}
-
-const traceIdPattern = /^[0-9a-f]{32}$/
-
-/** The call's trace id: the host's trace context's, else the span tracing made (none: a call without spans). */
-const traceOf = (seen: Seen, context: Option.Option<TraceContext>) =>
-  Option.isSome(context)
-    ? Effect.sync(() => void (seen.traceId = context.value.traceId))
-    : Effect.map(Effect.option(Effect.currentSpan), (span) => {
-        if (Option.isSome(span) && traceIdPattern.test(span.value.traceId)) seen.traceId = span.value.traceId
-      })
-
-/** Records the call's audit line when it ends: answered (its result or CallError), failed, or cancelled by the host. */
-const auditCall = <A, E>(
-  audit: AuditRecorder,
-  registry: Registry,
-  wire: string,
-  args: JsonObject | undefined,
-  seen: Seen,
-  effect: Effect.Effect<A, E>,
-  via: string | undefined
-) => {
-  const started = performance.now()
-  audit.begin?.()
-  return Effect.flatMap(Clock.currentTimeMillis, (at) =>
-    Effect.onExit(effect, (exit) =>
-      Effect.sync(() => {
-        const route = registry.routeNow(wire)
-        audit.record({
-          at,
-          durationMs: performance.now() - started,
-          session: audit.session,
-          client: audit.client(),
-          profile: audit.profile,
-          token: audit.token,
-          instance: route === "core" ? "core" : route?.instance,
-          tool: route === undefined || route === "core" ? wire : route.tool,
-          outcome: Exit.isSuccess(exit)
-            ? seen.failure === undefined
-              ? outcomeOfResult(seen.result)
-              : outcomeOfError(seen.failure)
-            : Exit.isInterrupted(exit)
-              ? "cancelled"
-              : "error",
-          arguments: args,
-          bytesOut: Exit.isSuccess(exit) ? Buffer.byteLength(seen.json) : 0,
-          traceId: seen.traceId,
-          via
-        })
-      })
-    )
-  )
 }
 
 /** The params without the host's progressToken (the SDK adds its own downstream); an emptied `_meta` goes too. */
@@ -118,8 +59,15 @@ interface Inner {
   readonly traced: boolean
 }
 
-/** An inner call (RunCode's) has no request of its own: its progress goes out as the running call's, once per call. */
-const innerContext: RequestContext = { requestId: "inner", notify: () => {} }
+/**
+ * An inner call (RunCode's) has no request of its own: its progress goes out as the running call's, once per call, and
+ * its children hear the running call's host capabilities.
+ */
+const innerContext = (running: RequestContext): RequestContext => ({
+  requestId: "inner",
+  notify: () => {},
+  hostCapabilities: running.hostCapabilities
+})
 
 /** When the host's request carries a progressToken: progress comes back under it (the SDK uses its own downstream). */
 const progressFor = (meta: JsonObject | undefined, context: RequestContext) => {
@@ -143,6 +91,11 @@ export const handlers = (
   audit?: AuditRecorder
 ): Readonly<Record<string, Handler>> => {
   const forwardTo = registry.forward
+  /** What a request's host can be asked (its sampling, elicitation, roots), for a modern child's envelope. */
+  const hostCapabilities = (context: RequestContext) => {
+    const declared = context.hostCapabilities ?? session.capabilities()
+    return declared === undefined ? undefined : childCapabilities(declared)
+  }
 
   const listTools = Effect.gen(function* () {
     yield* registry.listWait
@@ -156,13 +109,22 @@ export const handlers = (
    * The route a core tool's code calls tools by (RunCode, ADR 035): this session's own call path, its audit lines
    * marked `via`, its spans under the running call's, one progress notification per call to the running call's host.
    */
-  const routeFor = (onProgress: ((progress: Progress) => void) | undefined, inner: Inner): HostCallRoute => ({
+  const routeFor = (
+    onProgress: ((progress: Progress) => void) | undefined,
+    inner: Inner,
+    running: RequestContext
+  ): HostCallRoute => ({
     progress: onProgress ?? (() => {}),
-    relay: (wire, args, done) => (inner.traced ? undefined : relayInner(wire, args, inner.via, done)),
+    relay: (wire, args, done) =>
+      inner.traced ? undefined : relayInner(wire, args, inner.via, done, hostCapabilities(running)),
     call: (wire, args) =>
       wire === inner.via
         ? Effect.fail(new CallError({ tool: wire, reason: "Denied", detail: `${wire} cannot call ${wire}` }))
-        : toolCall({ name: wire, ...(args === undefined ? {} : { arguments: args }) }, innerContext, inner).pipe(
+        : toolCall(
+            { name: wire, ...(args === undefined ? {} : { arguments: args }) },
+            innerContext(running),
+            inner
+          ).pipe(
             Effect.map((result) => result as CallToolResult),
             Effect.mapError((error) => new CallError({ tool: wire, reason: "InvalidArguments", detail: error.detail }))
           )
@@ -200,22 +162,28 @@ export const handlers = (
     name: string,
     args: JsonObject | undefined,
     via: string,
-    done: (result: CallToolResult) => void
+    done: (result: CallToolResult) => void,
+    capabilities: JsonObject | undefined
   ): (() => void) | undefined => {
     const route = name === via ? undefined : registry.routeNow(name)
     if (route === undefined || route === "core") return undefined
     const leave = session.enter(route.instance)
     const started = performance.now()
     const call = { name, arguments: args }
-    const cancel = registry.relayCall(name, args === undefined ? {} : { arguments: args }, (outcome) => {
-      leave()
-      const result = Either.isRight(outcome) ? outcome.right : callErrorResult(outcome.left)
-      if (audit !== undefined) {
-        const seen = Either.isRight(outcome) ? outcomeOfResult(result) : outcomeOfError(outcome.left)
-        auditRelayed(audit, registry, call, started, seen, JSON.stringify(result), via)
-      }
-      done(result)
-    })
+    const cancel = registry.relayCall(
+      name,
+      args === undefined ? {} : { arguments: args },
+      (outcome) => {
+        leave()
+        const result = Either.isRight(outcome) ? outcome.right : callErrorResult(outcome.left)
+        if (audit !== undefined) {
+          const seen = Either.isRight(outcome) ? outcomeOfResult(result) : outcomeOfError(outcome.left)
+          auditRelayed(audit, registry, call, started, seen, JSON.stringify(result), via)
+        }
+        done(result)
+      },
+      capabilities
+    )
     if (cancel === undefined) {
       leave()
       return undefined
@@ -250,7 +218,7 @@ export const handlers = (
     // The server span wraps the whole call; the child gets the client span's traceparent merged into the
     // host's _meta, and the result's _meta.traceparent names clawtool's server span (SEP-414). An inner call's context
     // is the running call's span (RunCode's), so its spans are that span's children and its child joins the trace.
-    const call = Effect.flatMap(Effect.zip(registry.routeOf(name), contextOf(meta, inner)), ([route, traceContext]) =>
+    const traced = Effect.flatMap(Effect.zip(registry.routeOf(name), contextOf(meta, inner)), ([route, traceContext]) =>
       tracing.toolCall({
         wire: name,
         route,
@@ -263,21 +231,31 @@ export const handlers = (
             registry.call(
               name,
               { arguments: args, _meta, task },
-              { onProgress, logLevel: context.logLevel, input: context.input }
+              {
+                onProgress,
+                logLevel: context.logLevel,
+                input: context.input,
+                hostCapabilities: hostCapabilities(context)
+              }
             ),
             CallRoute,
-            Option.some(routeFor(onProgress, { via: name, traced: Option.isSome(traceContext) || !tracing.untraced }))
+            Option.some(
+              routeFor(onProgress, { via: name, traced: Option.isSome(traceContext) || !tracing.untraced }, context)
+            )
           )
           return audit === undefined ? called : Effect.zipRight(traceOf(seen, traceContext), called)
         },
-        recover:
-          audit === undefined
-            ? callErrorResult
-            : (error) => {
-                seen.failure = error
-                return callErrorResult(error)
-              }
+        recover: (error) => {
+          refused = hostRpcError(error)
+          if (audit !== undefined) seen.failure = error
+          return callErrorResult(error)
+        }
       })
+    )
+    // A child's error about the host (-32021) answers it as that error, not as a result (Replies.hostRpcError).
+    let refused: RpcError | undefined
+    const call = Effect.flatMap(traced, (result) =>
+      refused === undefined ? Effect.succeed(result) : Effect.fail(refused)
     )
     // Counted in flight on its child (the child's reverse requests are routed by it), run as this session's: clawtool's
     // own tools use its roots and state, never another session's.
@@ -359,7 +337,8 @@ export const handlers = (
         (instance: string) =>
         <A, E>(request: Effect.Effect<A, E>) =>
           session.inFlight(instance, request)
-      return handle(forwarded, { onProgress, around }).pipe(
+      const options = { onProgress, around, input: context.input, hostCapabilities: hostCapabilities(context) }
+      return handle(forwarded, options).pipe(
         Effect.withSpan(method, { kind: "server", attributes: { "mcp.method.name": method } })
       )
     }

@@ -1,6 +1,5 @@
 import { Cause, Effect, Exit, Fiber, Option, Runtime } from "effect"
-import * as CallPlan from "../../domain/CallPlan.js"
-import type { InputPass } from "../../domain/Era.js"
+import { type InputPass, inputMethods } from "../../domain/Era.js"
 import * as Era from "../../domain/HostEra.js"
 import type { JsonObject } from "../../domain/Mcp.js"
 import { isJsonObject, RpcCode, RpcError } from "../../domain/Surface.js"
@@ -178,6 +177,7 @@ export const serve = (
       requestId: id,
       notify: (method, params) => wire.notify(method, params, id),
       logLevel: envelope.logLevel,
+      hostCapabilities: envelope.capabilities,
       ...(input === undefined ? {} : { input })
     })
   )
@@ -221,26 +221,35 @@ const logRouteFor = (
   return context.logs.add(id, () => context.instanceOf(name), envelope.logLevel, wire)
 }
 
-/** What a modern child's input_required of this call is passed through with (none: not a call that can take it). */
+/**
+ * What a request a child may answer input_required names (the tool or prompt, or the resource's URI) and a digest of its
+ * arguments; none for any other request, or one without its name.
+ */
+const routeOf = (method: string, params: unknown): { readonly target: string; readonly args: string } | undefined => {
+  if (!inputMethods.has(method) || !isJsonObject(params)) return undefined
+  const target = method === "resources/read" ? params.uri : params.name
+  return typeof target !== "string"
+    ? undefined
+    : { target, args: argumentsDigest(method === "resources/read" ? undefined : params.arguments) }
+}
+
+/** What a modern child's input_required of this request is passed through with (none: not one that can take it). */
 const passable = (
   context: ModernContext,
   method: string,
   params: unknown,
   envelope: Era.Envelope
 ): InputPass | undefined => {
-  if (method !== "tools/call" || !answersInput(envelope)) return undefined
-  const parsed = CallPlan.parse(params)
-  if (!parsed.ok) return undefined
-  const { name, arguments: args } = parsed.call
-  return {
-    seal: (instance, state) => context.parking.seal({ instance, tool: name, args: argumentsDigest(args), state })
-  }
+  const route = answersInput(envelope) ? routeOf(method, params) : undefined
+  if (route === undefined) return undefined
+  return { seal: (instance, state) => context.parking.seal({ instance, method, ...route, state }) }
 }
 
 /**
  * A retry (`requestState`): a parked call is resumed by the parking (false: nothing left to do here); a passed-through
- * state must come back with the same call, still routed to the same instance, and goes to that child again with the
- * host's answers and the child's own state.
+ * state must come back with the same request (method, name or URI, arguments), still routed to the same instance (a
+ * tool's checked here, a prompt's or resource's where it is routed: InputPass.issuer), and goes to that child again
+ * with the host's answers and the child's own state.
  */
 const retried = (
   context: ModernContext,
@@ -251,14 +260,14 @@ const retried = (
 ): InputPass | false => {
   const passed = context.parking.retry(id, params, wire)
   if (passed === undefined) return false
-  const parsed = CallPlan.parse(params)
+  const route = routeOf(method, params)
   const why =
-    method !== "tools/call" || !parsed.ok || parsed.call.name !== passed.tool
-      ? `was issued for a call of ${passed.tool}`
-      : argumentsDigest(parsed.call.arguments) !== passed.args
-        ? `was issued for a call of ${passed.tool} with other arguments`
-        : context.instanceOf(passed.tool) !== passed.instance
-          ? `was issued by source ${passed.instance}, which no longer serves ${passed.tool}`
+    method !== passed.method || route?.target !== passed.target
+      ? `was issued for a ${passed.method} of ${passed.target}`
+      : route.args !== passed.args
+        ? `was issued for a ${passed.method} of ${passed.target} with other arguments`
+        : method === "tools/call" && context.instanceOf(passed.target) !== passed.instance
+          ? `was issued by source ${passed.instance}, which no longer serves ${passed.target}`
           : undefined
   if (why !== undefined) {
     wire.error(id, stateError(why))
@@ -267,6 +276,7 @@ const retried = (
   return {
     ...(isJsonObject(params.inputResponses) ? { inputResponses: params.inputResponses } : {}),
     ...(passed.state === undefined ? {} : { requestState: passed.state }),
+    issuer: passed.instance,
     seal: (instance, state) => context.parking.seal({ ...passed, instance, state })
   }
 }

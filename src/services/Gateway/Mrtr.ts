@@ -11,9 +11,9 @@ import { reverseCapability } from "../HostBridge.js"
  * opaque `requestState`, the child's call stays open (parked), and the host's retry carries the answer back to the
  * child; the call's final result (or its next question) answers the retry. `requestState` names the parked call and its
  * deadline, signed with clawtool's key (HMAC-SHA256): a forged, expired or already used state is an error.
- * A modern child's own `input_required` is passed through instead (ADR 033): nothing is parked, the state carries the
- * child's state with the call's route (instance, tool, a digest of the arguments) and the host's retry is a new call to
- * that child with the answers.
+ * A modern child's own `input_required` (to tools/call, prompts/get or resources/read) is passed through instead (ADR
+ * 033): nothing is parked, the state carries the child's state with the request's route (instance, method, the tool,
+ * prompt or URI, a digest of the arguments) and the host's retry is a new request to that child with the answers.
  */
 
 /**
@@ -32,11 +32,14 @@ export const sealState = (key: Buffer, parked: string, expiresAt: number): strin
   return `${payload}.${base64url(sign(key, payload))}`
 }
 
-/** The route of a call whose child asked for input (passthrough): the retry must be the same call. */
+/** The route of a request whose child asked for input (passthrough): the retry must be the same request. */
 export interface Passed {
   readonly instance: string
-  readonly tool: string
-  /** A digest of the call's arguments. */
+  /** tools/call, prompts/get or resources/read. */
+  readonly method: string
+  /** What it names: the tool or prompt (the host's name), or the resource's URI. */
+  readonly target: string
+  /** A digest of its arguments (none for a resource). */
   readonly args: string
   /** The child's own requestState. */
   readonly state: string | undefined
@@ -45,7 +48,14 @@ export interface Passed {
 /** A passed-through state: the child's state with its call's route (none when it would be too long). */
 export const sealPassed = (key: Buffer, passed: Passed, expiresAt: number): string | undefined => {
   const payload = base64url(
-    JSON.stringify({ i: passed.instance, t: passed.tool, a: passed.args, s: passed.state, e: expiresAt })
+    JSON.stringify({
+      i: passed.instance,
+      m: passed.method,
+      t: passed.target,
+      a: passed.args,
+      s: passed.state,
+      e: expiresAt
+    })
   )
   const state = `${payload}.${base64url(sign(key, payload))}`
   return state.length > maxStateLength ? undefined : state
@@ -81,17 +91,18 @@ export const openState = (key: Buffer, state: unknown, now: number): Opened => {
   } catch {
     return { ok: false, why: "is not a clawtool state" }
   }
-  const { p, e, i, t, a, s } = (isJsonObject(decoded) ? decoded : {}) as Record<string, unknown>
+  const { p, e, i, m, t, a, s } = (isJsonObject(decoded) ? decoded : {}) as Record<string, unknown>
   if (typeof e !== "number") return { ok: false, why: "is not a clawtool state" }
   if (now > e) return { ok: false, why: "has expired ([http] input_required_ttl)" }
   if (typeof p === "string") return { ok: true, parked: p }
   if (
     typeof i === "string" &&
+    typeof m === "string" &&
     typeof t === "string" &&
     typeof a === "string" &&
     (s === undefined || typeof s === "string")
   ) {
-    return { ok: true, passed: { instance: i, tool: t, args: a, state: s } }
+    return { ok: true, passed: { instance: i, method: m, target: t, args: a, state: s } }
   }
   return { ok: false, why: "is not a clawtool state" }
 }

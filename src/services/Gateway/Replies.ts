@@ -1,7 +1,8 @@
 import { CallError } from "../../domain/Errors.js"
+import { EraCode } from "../../domain/HostEra.js"
 import { errorResult, type CallToolResult } from "../../domain/Mcp.js"
 import { RpcCode, RpcError } from "../../domain/Surface.js"
-import { mcpErrorText } from "../../transport/SdkShape.js"
+import { mcpErrorText, peerMessage } from "../../transport/SdkShape.js"
 
 /** How the Gateway answers: tool results, JSON-RPC errors, and results as JSON text that never throws. */
 
@@ -12,6 +13,21 @@ export const invalidParams = (message: string) =>
     code: RpcCode.InvalidParams,
     detail: mcpErrorText(RpcCode.InvalidParams, message)
   })
+
+/**
+ * A child's answer to a call that is about the host rather than the call: 2026-07-28's MissingRequiredClientCapability
+ * (-32021: the request needs a capability the host's envelope did not declare, named in `data`). The host gets it as
+ * that JSON-RPC error, as from the child directly; none for every other CallError (an isError result, below).
+ */
+export const hostRpcError = (error: CallError): RpcError | undefined =>
+  error.reason === "Child" && error.code === EraCode.MissingRequiredClientCapability
+    ? new RpcError({
+        reason: "Peer",
+        code: error.code,
+        detail: peerMessage(error.detail),
+        ...(error.data === undefined ? {} : { data: error.data })
+      })
+    : undefined
 
 /** A call that cannot be delivered becomes an isError result the agent can read, with the structure in `_meta`. */
 export const callErrorResult = (error: CallError): CallToolResult =>

@@ -69,9 +69,17 @@ export interface ForwardOptions extends CallOptions {
   readonly around?: ((instance: string) => <A, E>(request: Effect.Effect<A, E>) => Effect.Effect<A, E>) | undefined
 }
 
-/** The request to the child `instance`, wrapped as `options.around` says. */
-const toChild = <A, E>(instance: string, options: ForwardOptions | undefined, request: Effect.Effect<A, E>) =>
-  options?.around === undefined ? request : options.around(instance)(request)
+/**
+ * The request to the child `instance`, wrapped as `options.around` says; a retry whose passed-through state another
+ * instance issued (the name or URI is routed elsewhere now) is refused: that child's state means nothing here.
+ */
+const toChild = <A>(instance: string, options: ForwardOptions | undefined, request: Effect.Effect<A, RpcError>) => {
+  const issuer = options?.input?.issuer
+  if (issuer !== undefined && issuer !== instance) {
+    return Effect.fail(invalid(`requestState was issued by source ${issuer}, which no longer serves this request`))
+  }
+  return options?.around === undefined ? request : options.around(instance)(request)
+}
 
 export const make = (
   sources: Sources,

@@ -201,7 +201,9 @@ export const make = (input: ViewInput) => {
   const relayCall = (
     wire: string,
     request: { readonly arguments?: JsonObject | undefined; readonly _meta?: JsonObject | undefined },
-    done: (outcome: Either.Either<CallToolResult, CallError>) => void
+    done: (outcome: Either.Either<CallToolResult, CallError>) => void,
+    /** The calling host's capabilities, for a modern child's envelope (Connection.relayCall). */
+    hostCapabilities?: JsonObject
   ): (() => void) | undefined => {
     const isCore = core(wire)
     const route = isCore ? undefined : catalogNow().routes.get(wire)
@@ -218,12 +220,16 @@ export const make = (input: ViewInput) => {
       ...(request.arguments === undefined ? {} : { arguments: request.arguments }),
       ...(request._meta === undefined ? {} : { _meta: request._meta })
     }
-    return connection.relayCall(forwarded, (outcome) => {
-      if (Either.isLeft(outcome) || !forward.callResultNeedsMapping(outcome.right)) return done(outcome)
-      Runtime.runFork(runtime)(
-        Effect.map(forward.mapCallResult(route.instance, outcome.right), (mapped) => done(Either.right(mapped)))
-      )
-    })
+    return connection.relayCall(
+      forwarded,
+      (outcome) => {
+        if (Either.isLeft(outcome) || !forward.callResultNeedsMapping(outcome.right)) return done(outcome)
+        Runtime.runFork(runtime)(
+          Effect.map(forward.mapCallResult(route.instance, outcome.right), (mapped) => done(Either.right(mapped)))
+        )
+      },
+      hostCapabilities
+    )
   }
 
   /** The instance a listed wire name routes to (core tools and unknown names: none, after the start, as for `call`). */

@@ -15,11 +15,13 @@ import {
   type EraVerdict,
   type InputPass,
   type InputRequired,
+  inputMethods,
   inputRequiredOf,
   maxInputRounds,
   modernVersion,
   retryParams
 } from "../../domain/Era.js"
+import { metaKey } from "../../domain/HostEra.js"
 import type { CallToolRequest, JsonObject } from "../../domain/Mcp.js"
 import { isJsonObject, RpcCode } from "../../domain/Surface.js"
 import { noTimeout } from "../../transport/SdkShape.js"
@@ -41,8 +43,6 @@ import { type HostPort, reverseCapability } from "../HostBridge.js"
  * Loaded only with the first modern child.
  */
 
-/** The envelope's per-request log level (2026-07-28). */
-const logLevelKey = "io.modelcontextprotocol/logLevel"
 /**
  * The streamable HTTP transport of a modern remote (SDK v2's: the era's headers, no session): `fetch` is clawtool's
  * watched one, `token` the OAuth provider's current access token (a 401 is retried by that fetch, ADR 019).
@@ -61,8 +61,16 @@ export const httpTransport = (
     ...(options.token === undefined ? {} : { authProvider: { token: options.token } })
   })
 
-/** A host's answer to one embedded request (interrupting it through `signal` cancels it at the host). */
-export type Ask = (method: string, params: JsonObject | undefined, signal: AbortSignal) => Promise<JsonObject>
+/**
+ * A host's answer to one embedded request (interrupting it through `signal` cancels it at the host); `capabilities`:
+ * what that host declared for the request (what the child was told), the only requests it may be asked.
+ */
+export type Ask = (
+  method: string,
+  params: JsonObject | undefined,
+  signal: AbortSignal,
+  capabilities: JsonObject
+) => Promise<JsonObject>
 
 type RequestOptions = {
   readonly signal?: AbortSignal
@@ -71,16 +79,38 @@ type RequestOptions = {
   readonly resetTimeoutOnProgress?: boolean
   /** The host's log level for this request, put into the child's envelope. */
   readonly logLevel?: string
-  /** A modern host's tools/call: its input_required is handed back, not asked (SdkCall passes CallOptions.input). */
+  /** A modern host's request: its input_required is handed back, not asked (CallOptions.input). */
   readonly input?: InputPass | undefined
+  /** The capabilities of the host the request is for (CallOptions.hostCapabilities), in place of `declared`. */
+  readonly hostCapabilities?: JsonObject | undefined
 }
 
-/** A retry's params: the host's answers and the child's own state (what clawtool's state carried). */
-const withInput = (params: JsonObject, pass: InputPass): JsonObject => ({
-  ...params,
-  ...(pass.inputResponses === undefined ? {} : { inputResponses: pass.inputResponses }),
-  ...(pass.requestState === undefined ? {} : { requestState: pass.requestState })
-})
+/**
+ * A retry's params: the host's answers and the child's own state (what clawtool's state carried), never what the host
+ * sent in their place (clawtool's state is not the child's).
+ */
+const withInput = (params: JsonObject, pass: InputPass): JsonObject => {
+  const { inputResponses: _answers, requestState: _state, ...rest } = params
+  return {
+    ...rest,
+    ...(pass.inputResponses === undefined ? {} : { inputResponses: pass.inputResponses }),
+    ...(pass.requestState === undefined ? {} : { requestState: pass.requestState })
+  }
+}
+
+/** The request's own `_meta` keys: the host's log level, and its capabilities (which win over the SDK's envelope). */
+const withMeta = (params: JsonObject, options: RequestOptions): JsonObject => {
+  const { logLevel, hostCapabilities } = options
+  if (logLevel === undefined && hostCapabilities === undefined) return params
+  return {
+    ...params,
+    _meta: {
+      ...(isJsonObject(params._meta) ? params._meta : {}),
+      ...(logLevel === undefined ? {} : { [metaKey.logLevel]: logLevel }),
+      ...(hostCapabilities === undefined ? {} : { [metaKey.clientCapabilities]: hostCapabilities })
+    }
+  }
+}
 
 /** The v2 SDK's failures in the v1 SDK's terms (a timeout keeps the `timeout` datum isOwnTimeout reads). */
 const asMcpError = (cause: unknown, timeout: number | undefined): unknown => {
@@ -118,7 +148,7 @@ export class ModernClient {
 
   constructor(
     private readonly instance: string,
-    declared: JsonObject,
+    private readonly declared: JsonObject,
     private readonly ask: Ask,
     /** The cached `server/discover` answer, adopted without a round trip; none asks the child itself (pinned). */
     private readonly prior: JsonObject | undefined
@@ -212,12 +242,9 @@ export class ModernClient {
         return {}
       }
     }
-    const level = options.logLevel
-    const sent =
-      level === undefined
-        ? params
-        : { ...params, _meta: { ...(isJsonObject(params._meta) ? params._meta : {}), [logLevelKey]: level } }
-    const pass = request.method === "tools/call" ? options.input : undefined
+    const sent = withMeta(params, options)
+    const pass = inputMethods.has(request.method) ? options.input : undefined
+    const capabilities = options.hostCapabilities ?? this.declared
     let current = pass === undefined ? sent : withInput(sent, pass)
     for (let round = 0; ; round++) {
       let result: JsonObject
@@ -235,22 +262,22 @@ export class ModernClient {
       }
       const needed = inputRequiredOf(result)
       if (needed === undefined) return completeResult(result)
-      if (pass !== undefined) return this.passOn(result, needed, pass)
+      if (pass !== undefined) return this.passOn(request.method, result, needed, pass)
       if (round >= maxInputRounds) {
         throw new McpError(
           RpcCode.InternalError,
           `${request.method}: the source still asked for input after ${maxInputRounds} rounds`
         )
       }
-      current = retryParams(sent, needed, await this.answers(needed, options.signal))
+      current = retryParams(sent, needed, await this.answers(needed, options.signal, capabilities))
     }
   }
 
-  /** A modern host's call: the child's input_required goes back to it, the child's state inside clawtool's. */
-  private passOn(result: JsonObject, needed: InputRequired, pass: InputPass): JsonObject {
+  /** A modern host's request: the child's input_required goes back to it, the child's state inside clawtool's. */
+  private passOn(method: string, result: JsonObject, needed: InputRequired, pass: InputPass): JsonObject {
     const requestState = pass.seal(this.instance, needed.requestState)
     if (requestState === undefined) {
-      throw new McpError(RpcCode.InternalError, "tools/call: the source's requestState is too long to pass on")
+      throw new McpError(RpcCode.InternalError, `${method}: the source's requestState is too long to pass on`)
     }
     return { ...result, requestState }
   }
@@ -259,24 +286,30 @@ export class ModernClient {
    * The rest of a call the relay sent raw (ADR 009) whose first answer was `input_required`: asked, then retried on
    * the SDK path (progress, if the host asked for it, is not asked of the retries).
    */
-  continueCall(request: CallToolRequest, needed: InputRequired, signal: AbortSignal): Promise<JsonObject> {
-    return this.answers(needed, signal).then((answers) =>
+  continueCall(
+    request: CallToolRequest,
+    needed: InputRequired,
+    signal: AbortSignal,
+    hostCapabilities: JsonObject | undefined
+  ): Promise<JsonObject> {
+    return this.answers(needed, signal, hostCapabilities ?? this.declared).then((answers) =>
       this.request(
         { method: "tools/call", params: retryParams(request as unknown as JsonObject, needed, answers) },
         undefined,
-        {
-          signal,
-          timeout: noTimeout
-        }
+        { signal, timeout: noTimeout, hostCapabilities }
       )
     )
   }
 
   /** Each embedded request asked of the host in turn (one dialog at a time); a refusal fails the call. */
-  private async answers(needed: InputRequired, signal: AbortSignal | undefined): Promise<Record<string, JsonObject>> {
+  private async answers(
+    needed: InputRequired,
+    signal: AbortSignal | undefined,
+    capabilities: JsonObject
+  ): Promise<Record<string, JsonObject>> {
     const answers: Record<string, JsonObject> = {}
     for (const [key, input] of Object.entries(needed.inputRequests)) {
-      answers[key] = await this.ask(input.method, input.params, signal ?? new AbortController().signal)
+      answers[key] = await this.ask(input.method, input.params, signal ?? new AbortController().signal, capabilities)
     }
     return answers
   }
@@ -300,16 +333,12 @@ export class ModernClient {
 }
 
 /**
- * A modern child's embedded request asked of the host (MRTR, ADR 033): only what was declared to the child; the host's
- * refusal fails the call with its code.
+ * A modern child's embedded request asked of the host (MRTR, ADR 033): only what the child was told the host has for
+ * this request; the host's refusal fails the call with its code.
  */
 export const askHost =
-  (
-    spec: { readonly instance: string; readonly host?: HostPort | undefined },
-    declared: JsonObject,
-    runtime: Runtime.Runtime<never>
-  ): Ask =>
-  (method, params, signal) => {
+  (spec: { readonly instance: string; readonly host?: HostPort | undefined }, runtime: Runtime.Runtime<never>): Ask =>
+  (method, params, signal, declared) => {
     const capability = reverseCapability[method]
     if (capability === undefined || declared[capability] === undefined || spec.host === undefined) {
       return Promise.reject(

@@ -1,7 +1,7 @@
 import { Either } from "effect"
 import * as CallPlan from "../../domain/CallPlan.js"
 import type { RelayDone } from "../../domain/Connection.js"
-import { completeResult, type InputRequired, inputRequiredOf } from "../../domain/Era.js"
+import { completeResult, envelopeFor, type InputRequired, inputRequiredOf } from "../../domain/Era.js"
 import { CallError } from "../../domain/Errors.js"
 import type { CallToolRequest, CallToolResult, JsonObject } from "../../domain/Mcp.js"
 import { isNotification } from "../../transport/Envelope.js"
@@ -16,8 +16,11 @@ import { mcpErrorText } from "../../transport/SdkShape.js"
  */
 
 export interface Relay {
-  /** Sends the call; the returned function cancels it (the child is told, `done` is never called). */
-  readonly call: (request: CallToolRequest, done: RelayDone) => () => void
+  /**
+   * Sends the call; the returned function cancels it (the child is told, `done` is never called). A modern child's
+   * envelope names `hostCapabilities` when given (Connection.relayCall).
+   */
+  readonly call: (request: CallToolRequest, done: RelayDone, hostCapabilities?: JsonObject) => () => void
   /** Offered each message from the child first: true when it was a relayed call's answer or progress. */
   readonly receive: (message: Record<string, unknown>) => boolean
   /** The child is gone: every call in flight, and every later one, fails with this retryable detail. */
@@ -43,13 +46,19 @@ interface Pending {
   readonly request: CallToolRequest
   readonly done: RelayDone
   readonly timer: unknown
+  readonly hostCapabilities: JsonObject | undefined
 }
 
 /**
  * A modern child's first answer asked for input (MRTR, ADR 033): the caller asks the host and finishes the call; the
  * returned function cancels that. `done` is called as for any relayed call.
  */
-export type ContinueCall = (request: CallToolRequest, needed: InputRequired, done: RelayDone) => () => void
+export type ContinueCall = (
+  request: CallToolRequest,
+  needed: InputRequired,
+  done: RelayDone,
+  hostCapabilities: JsonObject | undefined
+) => () => void
 
 /** No answer or progress within call_timeout: the same error on the relay and on the SDK path. */
 export const timeoutError = (tool: string, timeoutMs: number) =>
@@ -57,6 +66,19 @@ export const timeoutError = (tool: string, timeoutMs: number) =>
     tool,
     reason: "Timeout",
     detail: `${tool} timed out: no answer or progress within call_timeout (${timeoutMs}ms); the call was cancelled at the source`
+  })
+
+/** The child's own JSON-RPC error to a call on the SDK path (the relay's reads the same). */
+export const childError = (
+  tool: string,
+  cause: { readonly message: string; readonly code: number; readonly data?: unknown }
+) =>
+  new CallError({
+    tool,
+    reason: "Child",
+    detail: cause.message,
+    code: cause.code,
+    ...(cause.data === undefined ? {} : { data: cause.data })
   })
 
 /** The source could not answer (it exited, or its pipe broke): retrying later may succeed. */
@@ -107,7 +129,7 @@ export const make = (options: {
     entry.done(Either.left(timeoutError(entry.tool, callTimeoutMs!)))
   }
 
-  const call = (request: CallToolRequest, done: RelayDone) => {
+  const call = (request: CallToolRequest, done: RelayDone, hostCapabilities?: JsonObject) => {
     const tool = `${instance}.${request.name}`
     if (closed !== undefined) {
       const detail = closed
@@ -118,7 +140,14 @@ export const make = (options: {
     // With a call_timeout the child is asked for progress, which keeps a long call alive (as on the SDK path).
     const params =
       envelope !== undefined
-        ? { ...request, _meta: { ...envelope, ...request._meta, ...(keepAlive ? { progressToken: id } : {}) } }
+        ? {
+            ...request,
+            _meta: {
+              ...envelopeFor(envelope, hostCapabilities),
+              ...request._meta,
+              ...(keepAlive ? { progressToken: id } : {})
+            }
+          }
         : keepAlive
           ? { ...request, _meta: { ...request._meta, progressToken: id } }
           : request
@@ -131,7 +160,7 @@ export const make = (options: {
       return () => {}
     }
     const timer = callTimeoutMs === undefined ? undefined : timers.set(expire, callTimeoutMs, id)
-    pending.set(id, { tool, request, done, timer })
+    pending.set(id, { tool, request, done, timer, hostCapabilities })
     send(line)
     return () => {
       if (!pending.delete(id)) return continuing.get(id)?.()
@@ -147,9 +176,14 @@ export const make = (options: {
       if (envelope === undefined) return entry.done(Either.right(result as CallToolResult))
       const needed = continueCall === undefined ? undefined : inputRequiredOf(result as JsonObject)
       if (needed === undefined) return entry.done(Either.right(completeResult(result as CallToolResult)))
-      const cancel = continueCall!(entry.request, needed, (outcome) => {
-        if (continuing.delete(id)) entry.done(outcome)
-      })
+      const cancel = continueCall!(
+        entry.request,
+        needed,
+        (outcome) => {
+          if (continuing.delete(id)) entry.done(outcome)
+        },
+        entry.hostCapabilities
+      )
       continuing.set(id, () => {
         continuing.delete(id)
         cancel()
@@ -160,7 +194,17 @@ export const make = (options: {
     if (typeof error === "object" && error !== null && typeof error.code === "number") {
       // The detail the SDK path gives (McpError's message), so both paths read the same.
       const detail = mcpErrorText(error.code, typeof error.message === "string" ? error.message : "")
-      return entry.done(Either.left(new CallError({ tool: entry.tool, reason: "Child", detail, code: error.code })))
+      return entry.done(
+        Either.left(
+          new CallError({
+            tool: entry.tool,
+            reason: "Child",
+            detail,
+            code: error.code,
+            ...(error.data === undefined ? {} : { data: error.data })
+          })
+        )
+      )
     }
     entry.done(Either.left(transportError(entry.tool, "the source answered tools/call with a malformed response")))
   }

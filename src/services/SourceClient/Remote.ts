@@ -317,7 +317,7 @@ export const connect = Effect.fn("SourceClient.connectRemote")(function* (spec: 
       const modern =
         Modern === undefined || typeof mode !== "object"
           ? undefined
-          : new Modern.ModernClient(spec.instance, declared, Modern.askHost(spec, declared, runtime), mode.modern)
+          : new Modern.ModernClient(spec.instance, declared, Modern.askHost(spec, runtime), mode.modern)
       const client =
         modern?.asClient ??
         new Client(
@@ -403,7 +403,7 @@ export const connect = Effect.fn("SourceClient.connectRemote")(function* (spec: 
             return Effect.fail(Relay.timeoutError(tool, timeoutMs))
           }
           if (cause instanceof McpError && cause.code !== ErrorCode.ConnectionClosed) {
-            return Effect.fail(new CallError({ tool, reason: "Child", detail: cause.message, code: cause.code }))
+            return Effect.fail(Relay.childError(tool, cause))
           }
           const detail = cause instanceof Error ? cause.message : String(cause)
           return Effect.fail(Relay.transportError(tool, `source "${spec.instance}": ${detail}`))
@@ -414,13 +414,16 @@ export const connect = Effect.fn("SourceClient.connectRemote")(function* (spec: 
 
   // ADR 009's relay writes lines to a child's stdin; over HTTP each call is a request of its own, so the relay's
   // contract (a callback, a cancel) is kept on top of the SDK path.
-  const relayCall: Relay.Relay["call"] = (request, done) => {
-    const cancel = Effect.runCallback(callTool(request), {
-      onExit: (exit) => {
-        if (exit._tag === "Success") done(Either.right(exit.value))
-        else if (exit.cause._tag === "Fail") done(Either.left(exit.cause.error))
+  const relayCall: Relay.Relay["call"] = (request, done, hostCapabilities) => {
+    const cancel = Effect.runCallback(
+      callTool(request, hostCapabilities === undefined ? undefined : { hostCapabilities }),
+      {
+        onExit: (exit) => {
+          if (exit._tag === "Success") done(Either.right(exit.value))
+          else if (exit.cause._tag === "Fail") done(Either.left(exit.cause.error))
+        }
       }
-    })
+    )
     return () => cancel()
   }
 

@@ -31,9 +31,11 @@ export const sdkToolCall = (
         signal,
         timeout: timeoutMs ?? noTimeout,
         ...(onprogress === undefined ? {} : { onprogress, resetTimeoutOnProgress: true }),
-        // Read by a modern child's client only (its envelope's log level; MRTR passthrough, ADR 033); v1 ignores them.
+        // Read by a modern child's client only (its envelope's log level and capabilities; MRTR passthrough, ADR 033); v1
+        // ignores them.
         ...(options?.logLevel === undefined ? {} : { logLevel: options.logLevel }),
-        ...(options?.input === undefined ? {} : { input: options.input })
+        ...(options?.input === undefined ? {} : { input: options.input }),
+        ...(options?.hostCapabilities === undefined ? {} : { hostCapabilities: options.hostCapabilities })
       } as RequestOptions) as Promise<CallToolResult>,
     catch: (cause) => cause
   })

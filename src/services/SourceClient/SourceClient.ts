@@ -100,7 +100,7 @@ const connect = Effect.fn("SourceClient.connect")(function* (spec: LaunchSpec, r
       : new Modern.ModernClient(
           spec.instance,
           declared,
-          Modern.askHost(spec, declared, runtime),
+          Modern.askHost(spec, runtime),
           verdict?.era === "modern" ? verdict.discover : undefined
         )
   const client =
@@ -155,12 +155,13 @@ const connect = Effect.fn("SourceClient.connect")(function* (spec: LaunchSpec, r
       ? {}
       : {
           envelope: envelopeOf(declared, { name: Version.name, version: Version.version }),
-          continueCall: (request, needed, done) => {
+          continueCall: (request, needed, done, hostCapabilities) => {
             const fiber = Runtime.runFork(runtime)(
               callFailure(
                 request,
                 Effect.tryPromise({
-                  try: (signal) => modernClient.continueCall(request, needed, signal) as Promise<CallToolResult>,
+                  try: (signal) =>
+                    modernClient.continueCall(request, needed, signal, hostCapabilities) as Promise<CallToolResult>,
                   catch: (cause) => cause
                 })
               )
@@ -209,7 +210,7 @@ const connect = Effect.fn("SourceClient.connect")(function* (spec: LaunchSpec, r
             return Effect.fail(Relay.timeoutError(tool, timeoutMs))
           }
           if (cause instanceof McpError) {
-            return Effect.fail(new CallError({ tool, reason: "Child", detail: cause.message, code: cause.code }))
+            return Effect.fail(Relay.childError(tool, cause))
           }
           const detail = cause instanceof Error ? cause.message : String(cause)
           return Effect.fail(Relay.transportError(tool, detail))

@@ -131,8 +131,13 @@ export const install = (options: {
             timeout: noTimeout,
             ...(requestOptions?.onProgress === undefined
               ? {}
-              : { onprogress: requestOptions.onProgress, resetTimeoutOnProgress: true })
-          }) as Promise<JsonObject>,
+              : { onprogress: requestOptions.onProgress, resetTimeoutOnProgress: true }),
+            // Read by a modern child's client only (MRTR passthrough, its envelope's capabilities); v1 ignores them.
+            ...(requestOptions?.input === undefined ? {} : { input: requestOptions.input }),
+            ...(requestOptions?.hostCapabilities === undefined
+              ? {}
+              : { hostCapabilities: requestOptions.hostCapabilities })
+          } as never) as Promise<JsonObject>,
         catch: (cause) => cause
       }).pipe(
         Effect.catchAll((cause) =>

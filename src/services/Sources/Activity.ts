@@ -58,7 +58,7 @@ export const counted = (connection: Connection, activity: Activity): Connection 
     ...connection,
     callTool: (request, options) => around(connection.callTool(request, options)),
     request: (method, params, options) => around(connection.request(method, params, options)),
-    relayCall: (request, done) => {
+    relayCall: (request, done, hostCapabilities) => {
       activity.begin()
       let open = true
       const close = () => {
@@ -67,10 +67,14 @@ export const counted = (connection: Connection, activity: Activity): Connection 
           activity.end()
         }
       }
-      const cancel = connection.relayCall(request, (outcome) => {
-        close()
-        done(outcome)
-      })
+      const cancel = connection.relayCall(
+        request,
+        (outcome) => {
+          close()
+          done(outcome)
+        },
+        hostCapabilities
+      )
       return () => {
         close()
         cancel()
