@@ -594,7 +594,19 @@ describe("per request: the host's capabilities, and input_required on prompts/ge
         _meta: meta,
         requestState: state
       })
-      assert.include(elsewhere.error.message, "was issued for a prompts/get of modern__greet")
+      assert.strictEqual(
+        elsewhere.error.message,
+        "Invalid params: requestState was issued for a prompts/get of modern__greet"
+      )
+      // The child was spawned for a host with elicitation; this request's envelope has none (the relay's line says so).
+      const bare = JSON.parse(
+        yield* host.request(204, "tools/call", {
+          name: "modern__ask",
+          arguments: { question: "who?" },
+          _meta: modernMeta
+        })
+      ) as Json
+      assert.strictEqual(bare.error.code, -32021)
     })
   )
 
