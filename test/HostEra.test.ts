@@ -1,7 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import * as Era from "../src/domain/HostEra.js"
 import { makeQuota } from "../src/services/Gateway/HttpListens.js"
-import { parseFilter } from "../src/services/Gateway/Listen.js"
+import { makeListen, parseFilter } from "../src/services/Gateway/Listen.js"
 import { hintFor, listTtlMs, withoutEnvelope } from "../src/services/Gateway/Modern.js"
 import { argumentsDigest, maxStateLength, openState, sealPassed, sealState } from "../src/services/Gateway/Mrtr.js"
 import { logLevels } from "../src/services/HostSessions.js"
@@ -176,5 +176,42 @@ describe("listens over HTTP: the quota", () => {
     quota.give(undefined)
     assert.strictEqual(quota.take(undefined), undefined)
     assert.strictEqual(quota.take(undefined), "Subscription limit reached: 3 listens are open on this clawtool")
+  })
+})
+
+describe("subscriptions/listen: the acknowledgement", () => {
+  it("waits for the children's subscriptions; nothing reaches a listen before it; one cancelled meanwhile gets none", async () => {
+    const pending = new Map<string, () => void>()
+    const calls: Array<string> = []
+    const listen = makeListen((uri, on) => {
+      calls.push(`${on ? "subscribe" : "unsubscribe"} ${uri}`)
+      return on ? new Promise<void>((resolve) => pending.set(uri, resolve)) : Promise.resolve()
+    })
+    const seen: Array<string> = []
+    const wire: Era.ModernWire = {
+      result: (id) => void seen.push(`result ${id}`),
+      error: (id) => void seen.push(`error ${id}`),
+      notify: (method, _params, about) => void seen.push(`${method} ${about}`)
+    }
+    const settle = () => new Promise((resolve) => setImmediate(resolve))
+    listen.open(1, { notifications: { toolsListChanged: true, resourceSubscriptions: ["a://x"] } }, wire)
+    listen.updated({ uri: "a://x" })
+    listen.listChanged("tools")
+    await settle()
+    assert.deepStrictEqual(seen, [], "no acknowledgement nor notice while the child subscribes")
+    pending.get("a://x")!()
+    await settle()
+    listen.updated({ uri: "a://x" })
+    assert.deepStrictEqual(seen, ["notifications/subscriptions/acknowledged 1", "notifications/resources/updated 1"])
+    // Cancelled before its child answered: never acknowledged, its URI released.
+    listen.open(2, { notifications: { resourceSubscriptions: ["b://y"] } }, wire)
+    assert.isTrue(listen.cancel(2))
+    pending.get("b://y")!()
+    await settle()
+    assert.strictEqual(seen.length, 2)
+    assert.deepStrictEqual(calls, ["subscribe a://x", "subscribe b://y", "unsubscribe b://y"])
+    // Without URIs: at once, as before.
+    listen.open(3, { notifications: { toolsListChanged: true } }, wire)
+    assert.deepStrictEqual(seen.slice(2), ["notifications/subscriptions/acknowledged 3"])
   })
 })

@@ -302,9 +302,9 @@ export class Gateway extends Effect.Service<Gateway>()("clawtool/Gateway", {
     const modernContext = (parts: SessionParts, wire: Era.ModernWire): Modern.ModernContext => {
       const listen = makeListen((uri, on) => {
         const handler = parts.handlers[on ? "resources/subscribe" : "resources/unsubscribe"]
-        Runtime.runFork(runtime)(
+        return Runtime.runPromiseExit(runtime)(
           Effect.ignoreLogged(handler!({ uri }, { requestId: `listen:${uri}`, notify: () => {} }))
-        )
+        ).then(() => {})
       })
       const logs = parts.logs
       parts.outbound.notify = (notification) =>
@@ -428,7 +428,7 @@ export class Gateway extends Effect.Service<Gateway>()("clawtool/Gateway", {
                   runtime,
                   handlers,
                   cancels,
-                  listen: makeListen(() => {}, 0),
+                  listen: makeListen(() => Promise.resolve(), 0),
                   settled: () => settled,
                   opened: () => {},
                   parking,

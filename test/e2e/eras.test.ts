@@ -134,6 +134,45 @@ describe("a modern-only child behind a legacy host", () => {
   )
 })
 
+describe("completion/complete of a modern child", () => {
+  // Two modern children with the same prompt: one names completions in its server/discover, the other serves them
+  // without naming them (as the conformance suite's example server answers a modern client); a legacy child that has
+  // no completions (tiny-server) stays refused by clawtool.
+  const completing = () =>
+    writeConfig(`
+      [sources.named]
+      command = ${JSON.stringify([process.execPath, modernServer])}
+      [sources.unnamed]
+      command = ${JSON.stringify([process.execPath, modernServer])}
+      env = { MODERN_FIXTURE_COMPLETIONS = "unannounced" }
+    `)
+  const ask = (prompt: string) => ({
+    ref: { type: "ref/prompt" as const, name: prompt },
+    argument: { name: "name", value: "A" }
+  })
+
+  it.scopedLive("reaches the child whether or not its discover names completions, from either era's host", () =>
+    Effect.gen(function* () {
+      const config = completing()
+      const legacyHost = yield* serveClient(config)
+      yield* pollUntil(
+        Effect.promise(() => legacyHost.listPrompts()).pipe(
+          Effect.map(({ prompts }) => prompts.map((prompt) => prompt.name))
+        ),
+        (names) => names.includes("named__greet") && names.includes("unnamed__greet"),
+        "both prompts listed"
+      )
+      const modern = yield* modernHost(config)
+      for (const source of ["named", "unnamed"]) {
+        const fromLegacy = yield* Effect.promise(() => legacyHost.complete(ask(`${source}__greet`)))
+        assert.deepStrictEqual(fromLegacy.completion.values, ["Ada", "Alan"], source)
+        const fromModern = yield* Effect.promise(() => modern.complete(ask(`${source}__greet`)))
+        assert.deepStrictEqual(fromModern.completion.values, ["Ada", "Alan"], source)
+      }
+    })
+  )
+})
+
 describe("a modern-only child behind a modern host: input_required passed through", () => {
   const modernOnly = () =>
     writeConfig(`[sources.modern]\ncommand = ${JSON.stringify([process.execPath, modernServer])}\n`)

@@ -235,6 +235,34 @@ describe("modern host over stdio", () => {
   )
 
   it.scopedLive(
+    "server/discover says what initialize says: the same instructions, capabilities (less logging and tasks) and serverInfo",
+    () =>
+      Effect.gen(function* () {
+        const config = writeConfig(`[sources.stub]\ncommand = ${stubCommand()}\n`)
+        const initialize = (
+          JSON.parse(
+            yield* (yield* wireHost(config)).request(1, "initialize", {
+              protocolVersion: "2025-11-25",
+              capabilities: {},
+              clientInfo: { name: "legacy", version: "1" }
+            })
+          ) as Json
+        ).result
+        const discover = (
+          JSON.parse(yield* (yield* wireHost(config)).request(1, "server/discover", { _meta: modernMeta })) as Json
+        ).result
+        // clawtool gives a legacy host no instructions (ADR 032), and a modern host the same.
+        assert.strictEqual(discover.instructions, initialize.instructions)
+        assert.strictEqual("instructions" in discover, "instructions" in initialize)
+        const { logging, tasks, ...served } = initialize.capabilities
+        assert.deepStrictEqual([logging, tasks === undefined], [{}, false])
+        assert.deepStrictEqual(discover.capabilities, served)
+        assert.deepStrictEqual(discover._meta["io.modelcontextprotocol/serverInfo"], initialize.serverInfo)
+      }),
+    60_000
+  )
+
+  it.scopedLive(
     "the request's log level: a child's messages during the call at or above it reach the host, below it not; a modern child gets it",
     () =>
       Effect.gen(function* () {

@@ -6,9 +6,11 @@ import { Effect } from "effect"
 import * as fs from "node:fs"
 import * as net from "node:net"
 import * as path from "node:path"
+import { ResourceUpdatedNotificationSchema } from "@modelcontextprotocol/sdk/types.js"
 import { ensureBuilt, freshCacheDir, main, tempDirEnv, writeConfig } from "../lib/cli.js"
+import { modernHost } from "../lib/modernHost.js"
 import { spawn } from "node:child_process"
-import { root, tempDir } from "../lib/sources.js"
+import { eventually, root, tempDir } from "../lib/sources.js"
 import { SourceOAuthProvider } from "../../src/services/OAuth/Provider.js"
 import { type OAuthServer, startOAuthServer } from "../fixtures/oauth-server.js"
 
@@ -94,14 +96,15 @@ const healthJson = (config: string, env: Record<string, string>) =>
   })
 
 /**
- * An OAuth server with 4 s access tokens (unless `accessTtl` says otherwise) and rotating refresh tokens, and a config
+ * An OAuth server with 4 s access tokens (unless `accessTtl` says otherwise) and rotating refresh tokens (serving the
+ * modern fixture with `modern`), and a config
  * with one `oauth` source "linear" on it; `background` is the env of serve and health (a browser trap that records any
  * attempt to open one).
  */
-const oauthSource = (accessTtl = 4) =>
+const oauthSource = (accessTtl = 4, modern = false) =>
   Effect.gen(function* () {
     const server = yield* Effect.acquireRelease(
-      Effect.promise(() => startOAuthServer({ accessTtl })),
+      Effect.promise(() => startOAuthServer({ accessTtl, modern })),
       (server) => Effect.promise(() => server.close())
     )
     const work = tempDir("clawtool-oauth-")
@@ -152,9 +155,9 @@ const browserLogin = (config: string, state: string, work: string) =>
   })
 
 /** The same, with a grant stored by `clawtool auth login` (scripted browser). */
-const loggedIn = (accessTtl?: number) =>
+const loggedIn = (accessTtl?: number, modern?: boolean) =>
   Effect.gen(function* () {
-    const source = yield* oauthSource(accessTtl)
+    const source = yield* oauthSource(accessTtl, modern)
     yield* browserLogin(source.config, source.state, source.work)
     return source
   })
@@ -355,6 +358,56 @@ describe("clawtool auth (built CLI) against an OAuth authorization server starte
         assert.strictEqual(server.counters.refreshes, 1)
         assert.strictEqual(server.counters.refreshReuse, 0)
       })
+  )
+
+  it.scopedLive(
+    "a modern-only (2026-07-28) source behind OAuth: after auth login, a legacy and a modern host call it and hear its resources/updated",
+    () =>
+      Effect.gen(function* () {
+        const { server, config, background, trap } = yield* loggedIn(3600, true)
+        // A legacy SDK v1 host: the probe (with the stored token) finds the era, the v2 client adopts its answer.
+        const legacy = yield* serveWith(config, background)
+        const echoed = yield* Effect.promise(() => legacy.callTool({ name: "linear__echo", arguments: { text: "hi" } }))
+        assert.deepStrictEqual(echoed.content, [{ type: "text", text: "echo:hi" }])
+        assert.notInclude(server.counters.modernRequests, "initialize")
+        assert.strictEqual(server.counters.modernRequests.filter((method) => method === "server/discover").length, 1)
+        const { resources } = yield* Effect.promise(() => legacy.listResources())
+        const doc = resources.find((resource) => resource.name === "linear__doc")!
+        const heard: Array<string> = []
+        legacy.setNotificationHandler(ResourceUpdatedNotificationSchema, async (notification) => {
+          heard.push(notification.params.uri)
+        })
+        // The host's subscribe becomes a subscriptions/listen POST at the remote (a stream of its own, with the token).
+        yield* Effect.promise(() => legacy.subscribeResource({ uri: doc.uri }))
+        const listens = () =>
+          server.counters.modernRequests.filter((request) => request === "subscriptions/listen modern://doc").length
+        // Answered once the remote's listen names the URI.
+        assert.strictEqual(listens(), 1)
+        yield* Effect.promise(() => legacy.callTool({ name: "linear__touch", arguments: { uri: "modern://doc" } }))
+        yield* eventually(() => heard.length > 0, 10_000, "resources/updated at the legacy host")
+        assert.deepStrictEqual(heard, [doc.uri])
+
+        // A modern SDK v2 host: its own listen at clawtool hears the same remote's update.
+        const modern = yield* modernHost(config, {}, background)
+        const updates: Array<string> = []
+        modern.setNotificationHandler("notifications/resources/updated", (note) => void updates.push(note.params.uri))
+        const listen = yield* Effect.promise(() => modern.listen({ resourceSubscriptions: [doc.uri] }))
+        // Acknowledged once its clawtool (a process of its own) has a listen of its own at the remote naming the URI, so
+        // the update the host causes next is heard.
+        assert.strictEqual(listens(), 2)
+        const touched = yield* Effect.promise(() =>
+          modern.callTool({ name: "linear__touch", arguments: { uri: "modern://doc" } })
+        )
+        assert.deepStrictEqual(touched.content, [{ type: "text", text: "touched" }])
+        yield* eventually(() => updates.length > 0, 10_000, "resources/updated at the modern host")
+        assert.deepStrictEqual(updates, [doc.uri])
+        yield* Effect.promise(() => listen.close())
+        // Every request carried the stored grant: none was refused, no browser was opened, one login in all.
+        assert.strictEqual(server.counters.unauthorized, 0)
+        assert.isFalse(fs.existsSync(trap.marker))
+        assert.strictEqual(server.counters.authorizations, 1)
+      }),
+    60_000
   )
 
   it.live("--help of the auth commands: full usage, an example, no filler", () =>

@@ -16,7 +16,12 @@ export const modernMeta = {
  * An SDK v2 host pinned to 2026-07-28 (`versionNegotiation: { mode: { pin } }`; the shorter `{ pin }` falls back to
  * initialize in 2.4.0) in front of `clawtool serve` over stdio, closed with the scope.
  */
-export const modernHost = (config: string, capabilities: Record<string, unknown> = {}) =>
+export const modernHost = (
+  config: string,
+  capabilities: Record<string, unknown> = {},
+  /** More environment for clawtool (e.g. CLAWTOOL_STATE_DIR, where OAuth tokens are). */
+  env: Record<string, string> = {}
+) =>
   Effect.acquireRelease(
     Effect.promise(async () => {
       const cacheDir = freshCacheDir()
@@ -28,7 +33,8 @@ export const modernHost = (config: string, capabilities: Record<string, unknown>
           PATH: process.env.PATH ?? "",
           HOME: process.env.HOME ?? "",
           ...tempDirEnv,
-          CLAWTOOL_CACHE_DIR: cacheDir
+          CLAWTOOL_CACHE_DIR: cacheDir,
+          ...env
         },
         stderr: "ignore"
       })

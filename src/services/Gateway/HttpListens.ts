@@ -98,10 +98,10 @@ export const makeHttpListens = (deps: {
         let handlers: Readonly<Record<string, Handler>> = {}
         const listen = makeListen((uri, on) => {
           const handler = handlers[on ? "resources/subscribe" : "resources/unsubscribe"]
-          if (handler === undefined) return
-          Runtime.runFork(deps.runtime)(
+          if (handler === undefined) return Promise.resolve()
+          return Runtime.runPromiseExit(deps.runtime)(
             Effect.ignoreLogged(handler({ uri }, { requestId: `listen:${uri}`, notify: () => {} }))
-          )
+          ).then(() => {})
         }, 1)
         handlers = yield* deps.session(key, access, {
           listChanged: (kind) => listen.listChanged(kind),

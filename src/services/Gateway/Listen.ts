@@ -5,9 +5,11 @@ import { isJsonObject, RpcCode, type ListKind } from "../../domain/Surface.js"
 /**
  * `subscriptions/listen` (2026-07-28): a modern host's replacement for unsolicited list_changed and for
  * resources/subscribe. Each open listen request is one subscription (its id is the subscription id), acknowledged with
- * the honoured filter and kept open; the session's list_changed notices (after the Gateway's debounce and per-kind
- * rules) and the children's resources/updated go to the subscriptions that asked for them, tagged with their id. The
- * host's `notifications/cancelled` ends one; clawtool's shutdown answers each with the empty result.
+ * the honoured filter once the children it names URIs of have subscribed them (an update the host causes after the
+ * acknowledgement is heard, even from a modern child whose subscription is a listen of its own), and kept open; the
+ * session's list_changed notices (after the Gateway's debounce and per-kind rules) and the children's resources/updated
+ * go to the acknowledged subscriptions that asked for them, tagged with their id. The host's `notifications/cancelled`
+ * ends one; clawtool's shutdown answers each with the empty result.
  */
 
 interface Filter {
@@ -55,15 +57,21 @@ export interface Listen {
   readonly closeAll: () => void
 }
 
-/** `subscribe(uri, on)`: the session's resources/(un)subscribe for a URI a subscription names (ref-counted there). */
-export const makeListen = (subscribe: (uri: string, on: boolean) => void, maxSubscriptions = 1024): Listen => {
-  const open = new Map<string | number, { readonly filter: Filter; readonly wire: Era.ModernWire }>()
+/**
+ * `subscribe(uri, on)`: the session's resources/(un)subscribe for a URI a subscription names (ref-counted there),
+ * settled when the child has answered or the session ended (never rejects: a child's refusal is logged there).
+ */
+export const makeListen = (subscribe: (uri: string, on: boolean) => Promise<void>, maxSubscriptions = 1024): Listen => {
+  const open = new Map<
+    string | number,
+    { readonly filter: Filter; readonly wire: Era.ModernWire; acknowledged: boolean }
+  >()
   const tagged = (id: string | number, params: JsonObject | undefined): JsonObject => ({
     ...params,
     _meta: { ...(isJsonObject(params?._meta) ? params._meta : {}), [Era.metaKey.subscriptionId]: id }
   })
   const release = (filter: Filter) => {
-    for (const uri of filter.resourceSubscriptions ?? []) subscribe(uri, false)
+    for (const uri of filter.resourceSubscriptions ?? []) void subscribe(uri, false)
   }
   return {
     open: (id, params, wire) => {
@@ -77,9 +85,16 @@ export const makeListen = (subscribe: (uri: string, on: boolean) => void, maxSub
           message: "Invalid params: 'notifications' is required and must be a valid SubscriptionFilter"
         })
       }
-      open.set(id, { filter, wire })
-      for (const uri of filter.resourceSubscriptions ?? []) subscribe(uri, true)
-      wire.notify("notifications/subscriptions/acknowledged", tagged(id, { notifications: filter as JsonObject }), id)
+      const entry = { filter, wire, acknowledged: false }
+      open.set(id, entry)
+      const acknowledge = () => {
+        if (open.get(id) !== entry) return // cancelled meanwhile
+        entry.acknowledged = true
+        wire.notify("notifications/subscriptions/acknowledged", tagged(id, { notifications: filter as JsonObject }), id)
+      }
+      const uris = filter.resourceSubscriptions ?? []
+      if (uris.length === 0) return acknowledge()
+      void Promise.all(uris.map((uri) => subscribe(uri, true))).then(acknowledge)
     },
     cancel: (id) => {
       const entry = open.get(id)
@@ -89,14 +104,16 @@ export const makeListen = (subscribe: (uri: string, on: boolean) => void, maxSub
       return true
     },
     listChanged: (kind) => {
-      for (const [id, { filter, wire }] of open) {
-        if (filter[flag[kind]] === true) wire.notify(`notifications/${kind}/list_changed`, tagged(id, undefined), id)
+      for (const [id, { filter, wire, acknowledged }] of open) {
+        if (acknowledged && filter[flag[kind]] === true) {
+          wire.notify(`notifications/${kind}/list_changed`, tagged(id, undefined), id)
+        }
       }
     },
     updated: (params) => {
       const uri = params.uri
-      for (const [id, { filter, wire }] of open) {
-        if (typeof uri === "string" && filter.resourceSubscriptions?.includes(uri) === true) {
+      for (const [id, { filter, wire, acknowledged }] of open) {
+        if (acknowledged && typeof uri === "string" && filter.resourceSubscriptions?.includes(uri) === true) {
           wire.notify("notifications/resources/updated", tagged(id, params), id)
         }
       }

@@ -51,7 +51,12 @@ const has = {
   resources: (c: Connection) => objectAt(c.capabilities, "resources") !== undefined,
   subscribe: (c: Connection) => objectAt(c.capabilities, "resources")?.subscribe === true,
   prompts: (c: Connection) => objectAt(c.capabilities, "prompts") !== undefined,
-  completions: (c: Connection) => objectAt(c.capabilities, "completions") !== undefined,
+  /**
+   * A modern child is asked even when its server/discover does not name completions (ADR 033): each request of that era
+   * stands alone, one it does not serve is a plain -32601, and some serve completion/complete without announcing it
+   * (the conformance suite's example server answers a modern client with a stateless server that does).
+   */
+  completions: (c: Connection) => c.era.era === "modern" || objectAt(c.capabilities, "completions") !== undefined,
   logging: (c: Connection) => objectAt(c.capabilities, "logging") !== undefined,
   tasks: (c: Connection) => objectAt(c.capabilities, "tasks") !== undefined,
   taskList: (c: Connection) => objectAt(c.capabilities, "tasks", "list") !== undefined,
