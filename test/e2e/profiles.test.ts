@@ -4,8 +4,9 @@
 import { assert, beforeAll, describe, it } from "@effect/vitest"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { getDefaultEnvironment, StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
-import { type CallToolResult, ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js"
+import { type CallToolResult, McpError, ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js"
 import { Effect } from "effect"
+import * as z from "zod"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { ensureBuilt, freshCacheDir, main, runCli, tempDirEnv, writeConfig } from "../lib/cli.js"
@@ -41,6 +42,14 @@ tools = ${chatTools}
 read_only = true
 ${extra}
 `
+
+/** A source outside every profile but the whole view that lists two tasks of its own (tiny-server --paged). */
+const pagedSource = `
+[sources.paged]
+command = ${JSON.stringify([process.execPath, path.join(root, "test/fixtures/tiny-server.mjs"), "--paged"])}
+`
+
+const taskList = z.looseObject({ tasks: z.array(z.looseObject({ taskId: z.string() })) })
 
 const names = (tools: ReadonlyArray<{ readonly name: string }>) => tools.map((tool) => tool.name)
 const sourceNames = (tools: ReadonlyArray<{ readonly name: string }>) =>
@@ -155,6 +164,50 @@ describe("profiles over stdio", () => {
       for (const tool of listed.tools) assert.isTrue(tool.annotations?.readOnlyHint === true, tool.name)
       assert.isTrue(errorText(yield* callTool(ro, "files__change", {})).isError)
     })
+  )
+
+  it.scopedLive(
+    "tasks of a source outside the profile are not listed, and are unknown to tasks/get, result and cancel",
+    () =>
+      Effect.gen(function* () {
+        // `paged` (tiny-server --paged) lists tasks task-1 and task-2 from its start; chat sees only stub.
+        const config = writeConfig(profilesConfig(path.join(tempDir(), "starts"), pagedSource))
+        const chat = yield* stdioHost(config, ["--profile", "chat"])
+        const whole = yield* stdioHost(config, [])
+        yield* settledList(whole, 9)
+        const taskIds = (client: Client) =>
+          Effect.map(
+            Effect.promise(() => client.request({ method: "tasks/list", params: {} }, taskList)),
+            ({ tasks }) => tasks.map((task) => task.taskId)
+          )
+        assert.deepStrictEqual(yield* taskIds(whole), ["paged__task-1", "paged__task-2"])
+        yield* settledList(chat, 1)
+        assert.deepStrictEqual(yield* taskIds(chat), [])
+        const unknownTo = (client: Client) =>
+          Effect.forEach(["tasks/get", "tasks/result", "tasks/cancel"], (method) =>
+            Effect.map(
+              Effect.promise(() =>
+                client.request({ method, params: { taskId: "paged__task-1" } }, z.looseObject({})).then(
+                  () => undefined,
+                  (error: unknown) => error
+                )
+              ),
+              (refused) => {
+                assert.instanceOf(refused, McpError, method)
+                assert.strictEqual((refused as McpError).code, -32602, method)
+                assert.include((refused as McpError).message, `no task "paged__task-1" in this session`, method)
+              }
+            )
+          )
+        yield* unknownTo(chat)
+        // The daemon's /mcp/chat says the same (there a session sees only the tasks its own calls created, too).
+        const daemon = yield* startDaemon(config)
+        const http = yield* httpClient(new URL("/mcp/chat", daemon.url))
+        yield* settledList(http.client, 1)
+        assert.deepStrictEqual(yield* taskIds(http.client), [])
+        yield* unknownTo(http.client)
+      }),
+    60_000
   )
 
   it("an unknown profile on the command line exits 2 naming the known ones", () => {
