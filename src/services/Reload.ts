@@ -67,6 +67,7 @@ export class Reload extends Effect.Service<Reload>()("clawtool/Reload", {
             yield* Effect.logInfo(
               `config reloaded: started [${changes.start.join(", ")}], stopped [${changes.stop.join(", ")}], ` +
                 `restarted [${changes.restart.join(", ")}], kept [${changes.keep.join(", ")}]` +
+                (changes.retag.length > 0 ? `; tags changed (no restart): ${changes.retag.join(", ")}` : "") +
                 (changes.settings.length > 0 ? `; settings changed: ${changes.settings.join(", ")}` : "")
             )
           })

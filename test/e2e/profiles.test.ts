@@ -410,4 +410,48 @@ describe("profiles on the daemon", () => {
       }),
     60_000
   )
+
+  it.scopedLive(
+    "a reload that changes only a source's tags restarts nothing and notifies only the profiles whose view changed",
+    () =>
+      Effect.gen(function* () {
+        const starts = path.join(tempDir(), "starts")
+        const config = writeConfig(profilesConfig(starts))
+        const daemon = yield* startDaemon(config)
+        const notices = { code: 0, chat: 0 }
+        const listening = (profile: "code" | "chat") => ({
+          setup: (client: Client) =>
+            client.setNotificationHandler(ToolListChangedNotificationSchema, () => void (notices[profile] += 1))
+        })
+        const code = yield* httpClient(new URL("/mcp/code", daemon.url), listening("code"))
+        const chat = yield* httpClient(new URL("/mcp/chat", daemon.url), listening("chat"))
+        assert.notInclude(sourceNames((yield* settledList(code.client, 6)).tools), "stub__echo")
+        const chatBefore = yield* settledList(chat.client, 1)
+        // stub is tagged code: the code profile (tags = ["code"]) now sees it; chat (by name) is unchanged.
+        fs.writeFileSync(
+          `${config}.tmp`,
+          profilesConfig(starts).replace(`[sources.stub]`, `[sources.stub]\ntags = ["code"]`)
+        )
+        fs.renameSync(`${config}.tmp`, config)
+        // The notice first: a host that lists the new view before it is told has nothing left to be told.
+        yield* pollUntil(
+          Effect.sync(() => notices.code),
+          (count) => count >= 1,
+          "code's list_changed"
+        )
+        const after = yield* settledList(code.client, 7)
+        assert.include(sourceNames(after.tools), "stub__echo")
+        assert.strictEqual(textOf(yield* callTool(code.client, "stub__echo", { text: "t" })), "echo:t")
+        // Settled: one notice to code, none to chat, the same list for chat, and the stub's one child.
+        yield* Effect.sleep("500 millis")
+        assert.deepStrictEqual(notices, { code: 1, chat: 0 })
+        assert.strictEqual(
+          JSON.stringify(yield* Effect.promise(() => chat.client.listTools())),
+          JSON.stringify(chatBefore)
+        )
+        assert.strictEqual(startsOf(starts).length, 1, "the stub was not restarted")
+        assert.include(daemon.stderr(), "tags changed (no restart): stub")
+      }),
+    60_000
+  )
 })
