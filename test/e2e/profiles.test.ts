@@ -221,6 +221,52 @@ describe("profiles over stdio", () => {
   })
 })
 
+describe("a profile removed while a stdio serve uses it", () => {
+  it.scopedLive("keeps its last view, warns once on stderr and says so in SourceHealth", () =>
+    Effect.gen(function* () {
+      const starts = path.join(tempDir(), "starts")
+      const config = writeConfig(profilesConfig(starts))
+      let stderr = ""
+      const client = yield* Effect.acquireRelease(
+        Effect.promise(async () => {
+          const transport = new StdioClientTransport({
+            command: process.execPath,
+            args: [main, "serve", "--config", config, "--profile", "chat"],
+            cwd: root,
+            env: { ...getDefaultEnvironment(), ...tempDirEnv, CLAWTOOL_CACHE_DIR: freshCacheDir() },
+            stderr: "pipe"
+          })
+          transport.stderr?.on("data", (chunk: Buffer) => (stderr += chunk.toString("utf8")))
+          const client = new Client({ name: "e2e-host", version: "1.0.0" }, { capabilities: {} })
+          await client.connect(transport)
+          return client
+        }),
+        (client) => Effect.promise(() => client.close())
+      )
+      const before = yield* settledList(client, 1)
+      const withoutChat = profilesConfig(starts).replace(
+        /\[profiles\.chat\]\nsources = .*\ncore_tools = .*\ntools = .*\n/,
+        ""
+      )
+      assert.notInclude(withoutChat, "profiles.chat")
+      fs.writeFileSync(`${config}.tmp`, withoutChat)
+      fs.renameSync(`${config}.tmp`, config)
+      yield* pollUntil(
+        Effect.sync(() => stderr),
+        (text) => text.includes(`profile "chat" was removed`),
+        "the warning"
+      )
+      // The same view, callable as before.
+      assert.strictEqual(JSON.stringify(yield* Effect.promise(() => client.listTools())), JSON.stringify(before))
+      assert.strictEqual(textOf(yield* callTool(client, "stub__echo", { text: "still" })), "echo:still")
+      const health = textOf(yield* callTool(client, "SourceHealth", {}))
+      assert.include(health, `profile "chat" was removed from the config by a reload`)
+      assert.strictEqual(stderr.split(`profile "chat" was removed`).length - 1, 1, "warned once")
+      assert.strictEqual(startsOf(starts).length, 1, "no child restarted")
+    })
+  )
+})
+
 describe("profiles in the CLI", () => {
   it("profile list: each view's endpoint, sources, tools, catalog mode and tokens; health and tools list per profile", () => {
     const starts = path.join(tempDir(), "starts")
