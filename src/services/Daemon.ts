@@ -14,6 +14,7 @@ import { Gateway } from "./Gateway.js"
 import { HostSessions, logLevels } from "./HostSessions.js"
 import { Metrics } from "./Metrics.js"
 import { expand, Secrets } from "./Secrets.js"
+import * as Tokens from "./Daemon/Tokens.js"
 
 /** A JSON-RPC error body with no request id (the request could not be read, or was refused before routing). */
 const rpcError = (code: number, message: string) =>
@@ -102,30 +103,7 @@ export class Daemon extends Effect.Service<Daemon>()("clawtool/Daemon", {
             `expected HOST:PORT like "127.0.0.1:8765", got ${JSON.stringify(listenText)}`
           )
         }
-        const resolve = (keyPath: string, text: string) => {
-          const expanded = expand(text, (name) => secrets.lookup("global", name))
-          return expanded.missing.length > 0 || expanded.value === ""
-            ? Effect.fail(
-                invalid(
-                  keyPath,
-                  `the token is empty: set ${expanded.missing.join(", ") || "it"} (secrets.toml [scopes.global] or the environment)`
-                )
-              )
-            : Effect.succeed(expanded.value)
-        }
-        const tokens: Array<Access.NamedToken> = []
-        if (http.token !== undefined) {
-          tokens.push({ name: Access.mainTokenName, value: yield* resolve("http.token", http.token), reaches: "every" })
-        }
-        // Named tokens (issue 26): each reaches only its views; two with one value could not be told apart.
-        for (const [name, named] of Object.entries(http.tokens)) {
-          const value = yield* resolve(`http.tokens.${name}.token`, named.token)
-          const same = tokens.find((other) => other.value === value)
-          if (same !== undefined) {
-            return yield* invalid(`http.tokens.${name}.token`, `has the same value as the token "${same.name}"`)
-          }
-          tokens.push({ name, value, reaches: new Set(named.profiles) })
-        }
+        const tokens = yield* Tokens.resolve(http, (name) => secrets.lookup("global", name), invalid)
         if (tokens.length === 0 && !isLoopback(listen.host)) {
           return yield* invalid(
             "http.token",
@@ -169,11 +147,43 @@ export class Daemon extends Effect.Service<Daemon>()("clawtool/Daemon", {
         const run = Runtime.runPromise(runtime)
         const runSync = Runtime.runSync(runtime)
         const fibers = yield* FiberMap.make<string>()
-        /** Each stateful session's transport and the profile its endpoint named, by session id. */
+        /** Each stateful session's transport, the profile its endpoint named and the token it came with, by id. */
         const sessions = new Map<
           string,
-          { readonly transport: HttpServerTransport; readonly profile: string | undefined }
+          {
+            readonly transport: HttpServerTransport
+            readonly profile: string | undefined
+            readonly token: Access.NamedToken | undefined
+          }
         >()
+        // The tokens in effect: the start's, then each reload's (ADR 031). A reload that removes a profile, or removes,
+        // changes or narrows a token, ends the sessions it no longer lets in; their next request is refused (404, 401,
+        // 403) as a new one would be.
+        let tokens = options.tokens
+        yield* live.onSet((next) => {
+          const resolved = runSync(
+            Effect.either(Tokens.resolve(next.http, (name) => secrets.lookup("global", name), invalid))
+          )
+          if (resolved._tag === "Left") {
+            return void run(
+              Effect.logError(
+                `config reload: [http] tokens not applied, the tokens in use are unchanged: ${resolved.left.message}`
+              )
+            )
+          }
+          const changed = Tokens.changes(tokens, resolved.right)
+          tokens = resolved.right
+          const profiles = Object.keys(next.profiles)
+          const ended = [...sessions].filter(([, session]) => !Tokens.stillAllowed(session, tokens, profiles))
+          for (const [id] of ended) void run(close(id))
+          if (changed.added.length + changed.removed.length + changed.changed.length + ended.length > 0) {
+            void run(
+              Effect.logInfo(
+                `http: tokens reloaded: added [${changed.added.join(", ")}], removed [${changed.removed.join(", ")}], changed [${changed.changed.join(", ")}]; ${ended.length} session(s) ended`
+              )
+            )
+          }
+        })
         /** Counts a request open on session `id` until the returned function runs: a session in use never expires. */
         const busy = (id: string) => {
           const done = runSync(hostSessions.track(id))
@@ -283,7 +293,7 @@ export class Daemon extends Effect.Service<Daemon>()("clawtool/Daemon", {
           }
           // Which view (issue 26): the token's, if it reaches the profile the path names.
           const access = Access.decide({
-            tokens: options.tokens,
+            tokens,
             authorization: req.headers.authorization,
             profile: path.profile,
             profiles: Object.keys(live.get().profiles)
@@ -359,7 +369,7 @@ export class Daemon extends Effect.Service<Daemon>()("clawtool/Daemon", {
             }
             const id = randomUUID()
             const transport = transports.session(id)
-            sessions.set(id, { transport, profile: view.profile })
+            sessions.set(id, { transport, profile: view.profile, token: tokens.find((t) => t.name === view.token) })
             await run(open(id, transport, false, view))
             void run(
               Effect.logDebug(
@@ -384,10 +394,11 @@ export class Daemon extends Effect.Service<Daemon>()("clawtool/Daemon", {
         const guard: Web.Guard = {
           bound: () => bound,
           // /metrics, /ui and /api see every profile: only the tokens that reach every view open them.
-          token:
-            options.tokens.length === 0
+          get token() {
+            return tokens.length === 0
               ? undefined
-              : options.tokens.flatMap((token) => (token.reaches === "every" ? [token.value] : [])),
+              : tokens.flatMap((token) => (token.reaches === "every" ? [token.value] : []))
+          },
           allowedHosts: options.allowedHosts,
           allowedOrigins: options.allowedOrigins
         }

@@ -1,6 +1,7 @@
 import { Duration, Effect, Either, Option, Stream } from "effect"
 import * as Fs from "node:fs"
 import * as Path from "node:path"
+import type { HttpConfig } from "../domain/Config.js"
 import * as ConfigDiff from "../domain/ConfigDiff.js"
 import { Config, ProcessEnv, warnSkipped } from "./Config.js"
 import { Pins } from "./Pins.js"
@@ -24,7 +25,7 @@ const atStartOnly = ["limits", "observability", "list_wait", "roots", "core_tool
 export class Reload extends Effect.Service<Reload>()("clawtool/Reload", {
   dependencies: [Config.Default, Sources.Default, Redaction.Default, Pins.Default],
   scoped: Effect.gen(function* () {
-    const { path: configPath, reread, secretsFile, skipped: skippedAtStart } = yield* Config
+    const { path: configPath, reread, secretsFile, skipped: skippedAtStart, live } = yield* Config
     const sources = yield* Sources
     const redaction = yield* Redaction
     const pins = yield* Pins
@@ -57,10 +58,14 @@ export class Reload extends Effect.Service<Reload>()("clawtool/Reload", {
             yield* sources.reportReload(Either.right(skipped))
             // Known before a restarted child can answer with a new secret.
             yield* redaction.reconfigure(next, secrets.store, secrets.lookup)
+            const previous = live.get()
             const changes = yield* sources.reconfigure(next, secrets.resolve)
             if (ConfigDiff.isEmpty(changes)) return yield* Effect.logInfo("config reloaded: nothing changed")
             yield* warnUnknownSelectors(next)
-            const later = changes.settings.filter((key) => atStartOnly.includes(key))
+            // The daemon's tokens follow the reload (ADR 031); the rest of [http] does not.
+            const later = changes.settings.filter(
+              (key) => atStartOnly.includes(key) && (key !== "http" || !onlyTokens(previous.http, next.http))
+            )
             if (later.length > 0) {
               yield* Effect.logWarning(`config: ${later.join(", ")} changed; takes effect when serve restarts`)
             }
@@ -91,6 +96,13 @@ export class Reload extends Effect.Service<Reload>()("clawtool/Reload", {
     return { reload } as const
   })
 }) {}
+
+/** Whether two `[http]` tables differ only in `token` and `tokens` (which a running daemon re-reads). */
+const onlyTokens = (before: HttpConfig, after: HttpConfig) => {
+  const { token: _a, tokens: _b, ...rest } = before
+  const { token: _c, tokens: _d, ...restAfter } = after
+  return ConfigDiff.canonical(rest) === ConfigDiff.canonical(restAfter)
+}
 
 /** Every SIGHUP (which no longer ends the process while this stream runs). */
 const sighups: Stream.Stream<void> = Stream.async<void>((emit) => {

@@ -500,4 +500,89 @@ describe("profiles on the daemon", () => {
       }),
     60_000
   )
+
+  it.scopedLive(
+    "a reload applies [http.tokens]: a new token works, a removed or changed one is refused and its sessions end",
+    () =>
+      Effect.gen(function* () {
+        const starts = path.join(tempDir(), "starts")
+        const config = writeConfig(profilesConfig(starts, tokens))
+        const daemon = yield* startDaemon(config)
+        const at = (profile: string) => new URL(`/mcp/${profile}`, daemon.url)
+        const alice = yield* httpClient(at("code"), { token: "alice-secret-token" })
+        const bob = yield* httpClient(at("chat"), { token: "bob-secret-token" })
+        yield* settledList(alice.client, 6)
+        yield* settledList(bob.client, 1)
+        // alice removed, bob's value changed, carol added (chat only).
+        const reloaded = profilesConfig(
+          starts,
+          `
+[http.tokens.bob]
+token = "bob-new-token"
+profiles = ["chat", "default"]
+
+[http.tokens.carol]
+token = "carol-secret-token"
+profiles = ["chat"]
+`
+        )
+        fs.writeFileSync(`${config}.tmp`, reloaded)
+        fs.renameSync(`${config}.tmp`, config)
+        yield* pollUntil(
+          Effect.sync(() => daemon.stderr()),
+          (text) => text.includes("http: tokens reloaded"),
+          "the tokens' reload"
+        )
+        assert.include(daemon.stderr(), "added [carol], removed [alice], changed [bob]; 2 session(s) ended")
+        assert.notInclude(daemon.stderr(), "takes effect when serve restarts")
+        const initializeWith = (token: string, where: string) =>
+          rawRequest(daemon.port, { path: where, headers: { authorization: `Bearer ${token}` }, body: initializeBody })
+        // Removed and old values: 401 on their next request; the new value and the new token are let in.
+        assert.strictEqual((yield* initializeWith("alice-secret-token", "/mcp/code")).status, 401)
+        assert.strictEqual((yield* initializeWith("bob-secret-token", "/mcp/chat")).status, 401)
+        assert.strictEqual((yield* initializeWith("carol-secret-token", "/mcp/code")).status, 403)
+        const carol = yield* httpClient(at("chat"), { token: "carol-secret-token" })
+        assert.strictEqual(textOf(yield* callTool(carol.client, "stub__echo", { text: "c" })), "echo:c")
+        // bob's session, opened with the old value, has ended: with the new value its id is unknown.
+        const old = yield* rawRequest(daemon.port, {
+          path: "/mcp/chat",
+          headers: { authorization: "Bearer bob-new-token", "mcp-session-id": bob.transport.sessionId! },
+          body: JSON.stringify({ jsonrpc: "2.0", id: 2, method: "tools/list" })
+        })
+        assert.strictEqual(old.status, 404)
+        assert.notInclude(daemon.stderr(), "secret-token")
+        assert.notInclude(daemon.stderr(), "bob-new-token")
+      }),
+    60_000
+  )
+
+  it.scopedLive(
+    "a profile removed by a reload ends its sessions; its endpoint answers 404 naming it; other profiles go on",
+    () =>
+      Effect.gen(function* () {
+        const starts = path.join(tempDir(), "starts")
+        const config = writeConfig(profilesConfig(starts))
+        const daemon = yield* startDaemon(config)
+        const ro = yield* httpClient(new URL("/mcp/ro", daemon.url))
+        const chat = yield* httpClient(new URL("/mcp/chat", daemon.url))
+        yield* settledList(ro.client, 2)
+        yield* settledList(chat.client, 1)
+        fs.writeFileSync(`${config}.tmp`, profilesConfig(starts).replace("[profiles.ro]\nread_only = true", ""))
+        fs.renameSync(`${config}.tmp`, config)
+        yield* pollUntil(
+          Effect.sync(() => daemon.stderr()),
+          (text) => text.includes("1 session(s) ended"),
+          "the ro session's end"
+        )
+        const again = yield* rawRequest(daemon.port, {
+          path: "/mcp/ro",
+          headers: { "mcp-session-id": ro.transport.sessionId! },
+          body: JSON.stringify({ jsonrpc: "2.0", id: 2, method: "tools/list" })
+        })
+        assert.strictEqual(again.status, 404)
+        assert.include((JSON.parse(again.body) as { error: { message: string } }).error.message, `no profile "ro"`)
+        assert.strictEqual(textOf(yield* callTool(chat.client, "stub__echo", { text: "on" })), "echo:on")
+      }),
+    60_000
+  )
 })
