@@ -63,8 +63,8 @@ const startsOf = (file: string) =>
         .filter((line) => line !== "")
     : []
 
-/** `clawtool <args>` over stdio (serve, connect), an SDK client as its host. */
-const cliHost = (args: ReadonlyArray<string>, env: Record<string, string> = {}) =>
+/** `clawtool <args>` over stdio (serve, connect), an SDK client as its host; its stderr to `onStderr`, if given. */
+const cliHost = (args: ReadonlyArray<string>, env: Record<string, string> = {}, onStderr?: (text: string) => void) =>
   Effect.acquireRelease(
     Effect.promise(async () => {
       const transport = new StdioClientTransport({
@@ -74,6 +74,7 @@ const cliHost = (args: ReadonlyArray<string>, env: Record<string, string> = {}) 
         env: { ...getDefaultEnvironment(), ...tempDirEnv, CLAWTOOL_CACHE_DIR: freshCacheDir(), ...env },
         stderr: "pipe"
       })
+      transport.stderr?.on("data", (chunk: Buffer) => onStderr?.(chunk.toString("utf8")))
       const client = new Client({ name: "e2e-host", version: "1.0.0" }, { capabilities: {} })
       await client.connect(transport)
       return client
@@ -92,6 +93,12 @@ const settledList = (client: Client, expected: number) =>
     (listed) => sourceNames(listed.tools).length >= expected,
     "the profile's source tools listed"
   )
+
+/** Saves `text` as an editor does (a temporary file renamed over the config): one reload. */
+const save = (config: string, text: string) => {
+  fs.writeFileSync(`${config}.tmp`, text)
+  fs.renameSync(`${config}.tmp`, config)
+}
 
 const errorText = (result: CallToolResult) => ({ isError: result.isError, text: textOf(result) })
 
@@ -227,30 +234,14 @@ describe("a profile removed while a stdio serve uses it", () => {
       const starts = path.join(tempDir(), "starts")
       const config = writeConfig(profilesConfig(starts))
       let stderr = ""
-      const client = yield* Effect.acquireRelease(
-        Effect.promise(async () => {
-          const transport = new StdioClientTransport({
-            command: process.execPath,
-            args: [main, "serve", "--config", config, "--profile", "chat"],
-            cwd: root,
-            env: { ...getDefaultEnvironment(), ...tempDirEnv, CLAWTOOL_CACHE_DIR: freshCacheDir() },
-            stderr: "pipe"
-          })
-          transport.stderr?.on("data", (chunk: Buffer) => (stderr += chunk.toString("utf8")))
-          const client = new Client({ name: "e2e-host", version: "1.0.0" }, { capabilities: {} })
-          await client.connect(transport)
-          return client
-        }),
-        (client) => Effect.promise(() => client.close())
-      )
+      const client = yield* cliHost(["serve", "--config", config, "--profile", "chat"], {}, (text) => (stderr += text))
       const before = yield* settledList(client, 1)
       const withoutChat = profilesConfig(starts).replace(
         /\[profiles\.chat\]\nsources = .*\ncore_tools = .*\ntools = .*\n/,
         ""
       )
       assert.notInclude(withoutChat, "profiles.chat")
-      fs.writeFileSync(`${config}.tmp`, withoutChat)
-      fs.renameSync(`${config}.tmp`, config)
+      save(config, withoutChat)
       yield* pollUntil(
         Effect.sync(() => stderr),
         (text) => text.includes(`profile "chat" was removed`),
@@ -426,12 +417,7 @@ describe("profiles on the daemon", () => {
         const before = yield* settledList(chat.client, 1)
         assert.include(sourceNames(before.tools), "stub__echo")
         // chat loses stub.echo: only chat's view changed.
-        const save = (text: string) => {
-          const temporary = `${config}.tmp`
-          fs.writeFileSync(temporary, text)
-          fs.renameSync(temporary, config)
-        }
-        save(profilesConfig(starts, "", `["*", "!stub.echo"]`))
+        save(config, profilesConfig(starts, "", `["*", "!stub.echo"]`))
         yield* pollUntil(
           Effect.sync(() => notices.chat),
           (count) => count === 1,
@@ -441,6 +427,7 @@ describe("profiles on the daemon", () => {
         assert.notInclude(sourceNames(after.tools), "stub__echo")
         // Then code's view changes (files.remove excluded): its first notice is this one, so the first reload sent it none.
         save(
+          config,
           profilesConfig(starts, "", `["*", "!stub.echo"]`).replace(
             `core_tools = ["Read"]`,
             `core_tools = ["Read"]\ntools = ["*", "!files.remove"]`
@@ -474,11 +461,7 @@ describe("profiles on the daemon", () => {
         assert.notInclude(sourceNames((yield* settledList(code.client, 6)).tools), "stub__echo")
         const chatBefore = yield* settledList(chat.client, 1)
         // stub is tagged code: the code profile (tags = ["code"]) now sees it; chat (by name) is unchanged.
-        fs.writeFileSync(
-          `${config}.tmp`,
-          profilesConfig(starts).replace(`[sources.stub]`, `[sources.stub]\ntags = ["code"]`)
-        )
-        fs.renameSync(`${config}.tmp`, config)
+        save(config, profilesConfig(starts).replace(`[sources.stub]`, `[sources.stub]\ntags = ["code"]`))
         // The notice first: a host that lists the new view before it is told has nothing left to be told.
         yield* pollUntil(
           Effect.sync(() => notices.code),
@@ -526,8 +509,7 @@ token = "carol-secret-token"
 profiles = ["chat"]
 `
         )
-        fs.writeFileSync(`${config}.tmp`, reloaded)
-        fs.renameSync(`${config}.tmp`, config)
+        save(config, reloaded)
         yield* pollUntil(
           Effect.sync(() => daemon.stderr()),
           (text) => text.includes("http: tokens reloaded"),
@@ -567,8 +549,7 @@ profiles = ["chat"]
         const chat = yield* httpClient(new URL("/mcp/chat", daemon.url))
         yield* settledList(ro.client, 2)
         yield* settledList(chat.client, 1)
-        fs.writeFileSync(`${config}.tmp`, profilesConfig(starts).replace("[profiles.ro]\nread_only = true", ""))
-        fs.renameSync(`${config}.tmp`, config)
+        save(config, profilesConfig(starts).replace("[profiles.ro]\nread_only = true", ""))
         yield* pollUntil(
           Effect.sync(() => daemon.stderr()),
           (text) => text.includes("1 session(s) ended"),
