@@ -9,6 +9,8 @@ import { warnUnknownSelectors } from "./Registry.js"
 import { Redaction } from "./Redaction.js"
 import { loadSecrets, makeSecrets, SecretStore } from "./Secrets.js"
 import { Sources } from "./Sources.js"
+import * as Tokens from "./Daemon/Tokens.js"
+import { ConfigError } from "../domain/Errors.js"
 
 /** Editors save in bursts (write, rename, chmod): one reload for all of it. */
 const debounce = Duration.millis(250)
@@ -36,7 +38,16 @@ export class Reload extends Effect.Service<Reload>()("clawtool/Reload", {
     const read = Effect.gen(function* () {
       const { config: next, skipped } = yield* reread
       const store = Option.isSome(secretsFile) ? yield* loadSecrets(secretsFile.value) : SecretStore.empty
-      return { next, skipped, secrets: makeSecrets(store, env, next.sources, secretsFile) }
+      const secrets = makeSecrets(store, env, next.sources, secretsFile)
+      // New daemon tokens that cannot be resolved reject the reload, as they stop a daemon's start (ADR 031).
+      if (tokensOf(live.get().http) !== tokensOf(next.http)) {
+        yield* Tokens.resolve(
+          next.http,
+          (name) => secrets.lookup("global", name),
+          (keyPath, detail) => new ConfigError({ reason: "Invalid", file: configPath, keyPath, detail })
+        )
+      }
+      return { next, skipped, secrets }
     })
 
     /** One reload: read, then apply or reject. Never fails: a rejection is logged and shown in Health. */
@@ -97,7 +108,10 @@ export class Reload extends Effect.Service<Reload>()("clawtool/Reload", {
   })
 }) {}
 
-/** Whether two `[http]` tables differ only in `token` and `tokens` (which a running daemon re-reads). */
+/** `[http] token` and `[http.tokens]` as compared text (what a running daemon re-reads). */
+const tokensOf = (http: HttpConfig) => ConfigDiff.canonical({ token: http.token, tokens: http.tokens })
+
+/** Whether two `[http]` tables differ only in `token` and `tokens`. */
 const onlyTokens = (before: HttpConfig, after: HttpConfig) => {
   const { token: _a, tokens: _b, ...rest } = before
   const { token: _c, tokens: _d, ...restAfter } = after

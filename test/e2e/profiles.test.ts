@@ -532,6 +532,18 @@ profiles = ["chat"]
           body: JSON.stringify({ jsonrpc: "2.0", id: 2, method: "tools/list" })
         })
         assert.strictEqual(old.status, 404)
+        // Tokens that cannot be told apart reject the reload as a whole, as they stop a start; Health says why.
+        save(config, reloaded.replace(`token = "carol-secret-token"`, `token = "bob-new-token"`))
+        yield* pollUntil(
+          Effect.map(callTool(carol.client, "SourceHealth", {}), textOf),
+          (health) => health.includes("last reload failed"),
+          "the rejected reload in SourceHealth"
+        )
+        assert.include(
+          textOf(yield* callTool(carol.client, "SourceHealth", {})),
+          `http.tokens.carol.token: has the same value as the token "bob"`
+        )
+        assert.strictEqual(textOf(yield* callTool(carol.client, "stub__echo", { text: "d" })), "echo:d")
         assert.notInclude(daemon.stderr(), "secret-token")
         assert.notInclude(daemon.stderr(), "bob-new-token")
       }),
