@@ -505,9 +505,17 @@ token = "bob-new-token"
 profiles = ["chat", "default"]
 
 [http.tokens.carol]
-token = "carol-secret-token"
+token = "\${CAROL_TOKEN}"
 profiles = ["chat"]
 `
+        )
+        // carol's value comes with the same edit, in the secrets file beside the config.
+        fs.writeFileSync(
+          path.join(path.dirname(config), "secrets.toml"),
+          `[scopes.global]\nCAROL_TOKEN = "carol-secret-token"\n`,
+          {
+            mode: 0o600
+          }
         )
         save(config, reloaded)
         yield* pollUntil(
@@ -533,7 +541,7 @@ profiles = ["chat"]
         })
         assert.strictEqual(old.status, 404)
         // Tokens that cannot be told apart reject the reload as a whole, as they stop a start; Health says why.
-        save(config, reloaded.replace(`token = "carol-secret-token"`, `token = "bob-new-token"`))
+        save(config, reloaded.replace('token = "${CAROL_TOKEN}"', `token = "bob-new-token"`))
         yield* pollUntil(
           Effect.map(callTool(carol.client, "SourceHealth", {}), textOf),
           (health) => health.includes("last reload failed"),
