@@ -51,6 +51,7 @@ describe("Sources.reconfigure", () => {
           stop: ["gone"],
           restart: ["change"],
           keep: ["keep"],
+          retag: [],
           settings: []
         })
         assert.deepStrictEqual(sources.names, ["added", "change", "keep"])

@@ -2,16 +2,22 @@ import type { ClawtoolConfig, SourceConfig } from "./Config.js"
 
 /**
  * What a reload does to the running set, per instance (ADR 016). Only enabled sources count: enabling one starts it,
- * disabling one stops it. `restart` is a source whose whole spec changed, in any key, including keys added later.
+ * disabling one stops it. `restart` is a source whose whole spec changed, in any key, including keys added later, but
+ * `tags`: metadata profiles select by, never seen by the child (`retag`).
  */
 export interface ConfigDiff {
   readonly start: ReadonlyArray<string>
   readonly stop: ReadonlyArray<string>
   readonly restart: ReadonlyArray<string>
   readonly keep: ReadonlyArray<string>
+  /** Kept instances whose `tags` changed (and nothing else): the profiles' views change, the child does not. */
+  readonly retag: ReadonlyArray<string>
   /** Top-level keys other than `sources` whose value changed (`tools`, `name_budget`, `limits`, …). */
   readonly settings: ReadonlyArray<string>
 }
+
+/** A diff that changes nothing (a single restart is `{ ...nothing, restart: [name] }`). */
+export const nothing: ConfigDiff = { start: [], stop: [], restart: [], keep: [], retag: [], settings: [] }
 
 /** The values a source's `${VAR}`s resolve to (command, env), or anything else that decides its child. */
 export type Resolve = (instance: string, source: SourceConfig) => unknown
@@ -39,9 +45,11 @@ const sorted = (value: unknown): unknown => {
   )
 }
 
-/** One source's spec as the reload compares it: the whole table and what its secrets resolve to. */
-export const specOf = (instance: string, source: SourceConfig, resolve: Resolve): string =>
-  canonical({ source, resolved: resolve(instance, source) })
+/** One source's spec as the reload compares it: the whole table but its tags, and what its secrets resolve to. */
+export const specOf = (instance: string, source: SourceConfig, resolve: Resolve): string => {
+  const { tags: _tags, ...child } = source
+  return canonical({ source: child, resolved: resolve(instance, source) })
+}
 
 const enabledSpecs = (config: ClawtoolConfig, resolve: Resolve): ReadonlyMap<string, string> =>
   new Map(
@@ -70,6 +78,7 @@ export const diff = (
     else restart.push(name)
   }
   const stop = [...before.keys()].filter((name) => !after.has(name))
+  const retag = keep.filter((name) => canonical(old.sources[name]!.tags) !== canonical(next.sources[name]!.tags))
   const keys = new Set([...Object.keys(old), ...Object.keys(next)].filter((key) => key !== "sources"))
   const settings = [...keys].filter(
     (key) =>
@@ -81,10 +90,15 @@ export const diff = (
     stop: stop.sort(byName),
     restart: restart.sort(byName),
     keep: keep.sort(byName),
+    retag: retag.sort(byName),
     settings: settings.sort(byName)
   }
 }
 
-/** Nothing to apply: no instance to start, stop or restart, no setting changed. */
+/** Nothing to apply: no instance to start, stop, restart or retag, no setting changed. */
 export const isEmpty = (self: ConfigDiff): boolean =>
-  self.start.length === 0 && self.stop.length === 0 && self.restart.length === 0 && self.settings.length === 0
+  self.start.length === 0 &&
+  self.stop.length === 0 &&
+  self.restart.length === 0 &&
+  self.retag.length === 0 &&
+  self.settings.length === 0

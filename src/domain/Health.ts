@@ -67,6 +67,24 @@ export const reloadFailedRow = (file: string, detail: string): HealthRow =>
     stderrTail: []
   })
 
+/**
+ * The row a stdio serve's profile view adds once a reload removed its profile (ADR 031): the session keeps the profile's
+ * last definition until serve restarts (its host cannot reconnect elsewhere), and this says so.
+ */
+export const profileRemovedRow = (profile: string): HealthRow =>
+  new HealthRow({
+    kind: "config",
+    name: "profile",
+    status: "down",
+    reason: `profile "${profile}" was removed from the config by a reload: a stdio serve of it keeps its last definition until it restarts (the daemon ends its sessions)`,
+    toolCount: 0,
+    package: profile,
+    pid: null,
+    startedAt: null,
+    startupMs: null,
+    stderrTail: []
+  })
+
 /** The audit log's row (`[audit]`): down while its file cannot be written, running with a note when lines were dropped. */
 export const auditRow = (file: string, status: "running" | "down", reason: string): HealthRow =>
   new HealthRow({

@@ -1,4 +1,4 @@
-import { Effect, Layer, MutableRef, Option } from "effect"
+import { Effect, Layer, MutableRef, Option, type Scope } from "effect"
 import * as Fs from "node:fs/promises"
 import * as Path from "node:path"
 import { ClawtoolConfig, type DecodedConfig, SourceConfig } from "../domain/Config.js"
@@ -86,12 +86,27 @@ export class Config extends Effect.Service<Config>()("clawtool/Config", {
 export interface LiveConfig {
   readonly get: () => ClawtoolConfig
   readonly set: (next: ClawtoolConfig) => Effect.Effect<void>
+  /** Calls `listener` after each `set` (what the daemon re-reads of `[http]`: its tokens), for the scope's life. */
+  readonly onSet: (listener: (next: ClawtoolConfig) => void) => Effect.Effect<void, never, Scope.Scope>
 }
 
 const makeLive = (initial: ClawtoolConfig): Effect.Effect<LiveConfig> =>
   Effect.sync(() => {
     const current = MutableRef.make(initial)
-    return { get: () => current.current, set: (next) => Effect.sync(() => MutableRef.set(current, next)) }
+    const listeners = new Set<(next: ClawtoolConfig) => void>()
+    return {
+      get: () => current.current,
+      set: (next) =>
+        Effect.sync(() => {
+          MutableRef.set(current, next)
+          for (const listener of listeners) listener(next)
+        }),
+      onSet: (listener) =>
+        Effect.acquireRelease(
+          Effect.sync(() => void listeners.add(listener)),
+          () => Effect.sync(() => void listeners.delete(listener))
+        )
+    }
   })
 
 const load = Effect.fn("Config.load")(function* (

@@ -6,14 +6,15 @@ import { ConfigError } from "../domain/Errors.js"
 import { hostAllowed, isLoopback, type ListenAddress, originAllowed, parseListen } from "../transport/HttpGuard.js"
 import { type HttpServerTransport, loadHttpServerTransports } from "../transport/HttpServerTransport.js"
 import { makeModernHttpWire } from "../transport/ModernHttp.js"
-import { Config } from "./Config.js"
+import { Config, ProcessEnv } from "./Config.js"
 import * as Access from "./Daemon/Access.js"
 import { Dashboard } from "./Dashboard.js"
 import * as Web from "./Daemon/Web.js"
 import { Gateway } from "./Gateway.js"
 import { HostSessions, logLevels } from "./HostSessions.js"
 import { Metrics } from "./Metrics.js"
-import { expand, Secrets } from "./Secrets.js"
+import { expand, loadSecrets, makeSecrets, SecretStore, Secrets } from "./Secrets.js"
+import * as Tokens from "./Daemon/Tokens.js"
 
 /** A JSON-RPC error body with no request id (the request could not be read, or was refused before routing). */
 const rpcError = (code: number, message: string) =>
@@ -86,7 +87,8 @@ export class Daemon extends Effect.Service<Daemon>()("clawtool/Daemon", {
     // Present whenever the daemon runs (layers/Main.ts); absent in tests of the Daemon alone.
     const metrics = yield* Effect.serviceOption(Metrics)
     const dashboard = yield* Dashboard
-    const { config, file, live } = yield* Config
+    const { config, file, live, secretsFile } = yield* Config
+    const env = yield* ProcessEnv
     const where = Option.getOrElse(file, () => "(no config file)")
     const invalid = (keyPath: string, detail: string) =>
       new ConfigError({ reason: "Invalid", file: where, keyPath, detail })
@@ -102,30 +104,7 @@ export class Daemon extends Effect.Service<Daemon>()("clawtool/Daemon", {
             `expected HOST:PORT like "127.0.0.1:8765", got ${JSON.stringify(listenText)}`
           )
         }
-        const resolve = (keyPath: string, text: string) => {
-          const expanded = expand(text, (name) => secrets.lookup("global", name))
-          return expanded.missing.length > 0 || expanded.value === ""
-            ? Effect.fail(
-                invalid(
-                  keyPath,
-                  `the token is empty: set ${expanded.missing.join(", ") || "it"} (secrets.toml [scopes.global] or the environment)`
-                )
-              )
-            : Effect.succeed(expanded.value)
-        }
-        const tokens: Array<Access.NamedToken> = []
-        if (http.token !== undefined) {
-          tokens.push({ name: Access.mainTokenName, value: yield* resolve("http.token", http.token), reaches: "every" })
-        }
-        // Named tokens (issue 26): each reaches only its views; two with one value could not be told apart.
-        for (const [name, named] of Object.entries(http.tokens)) {
-          const value = yield* resolve(`http.tokens.${name}.token`, named.token)
-          const same = tokens.find((other) => other.value === value)
-          if (same !== undefined) {
-            return yield* invalid(`http.tokens.${name}.token`, `has the same value as the token "${same.name}"`)
-          }
-          tokens.push({ name, value, reaches: new Set(named.profiles) })
-        }
+        const tokens = yield* Tokens.resolve(http, (name) => secrets.lookup("global", name), invalid)
         if (tokens.length === 0 && !isLoopback(listen.host)) {
           return yield* invalid(
             "http.token",
@@ -169,11 +148,46 @@ export class Daemon extends Effect.Service<Daemon>()("clawtool/Daemon", {
         const run = Runtime.runPromise(runtime)
         const runSync = Runtime.runSync(runtime)
         const fibers = yield* FiberMap.make<string>()
-        /** Each stateful session's transport and the profile its endpoint named, by session id. */
+        /** Each stateful session's transport, the profile its endpoint named and the token it came with, by id. */
         const sessions = new Map<
           string,
-          { readonly transport: HttpServerTransport; readonly profile: string | undefined }
+          {
+            readonly transport: HttpServerTransport
+            readonly profile: string | undefined
+            readonly token: Access.NamedToken | undefined
+          }
         >()
+        // The tokens in effect: the start's, then each reload's (ADR 031). A reload that removes a profile, or removes,
+        // changes or narrows a token, ends the sessions it no longer lets in; their next request is refused (404, 401,
+        // 403) as a new one would be.
+        let tokens = options.tokens
+        yield* live.onSet(
+          (next) =>
+            void run(
+              Effect.gen(function* () {
+                // Resolved with the secrets file as it is now: a token added with its secret in one edit works.
+                const store = Option.isSome(secretsFile) ? yield* loadSecrets(secretsFile.value) : SecretStore.empty
+                const lookup = makeSecrets(store, env, next.sources, secretsFile).lookup
+                const resolved = yield* Tokens.resolve(next.http, (name) => lookup("global", name), invalid)
+                const changed = Tokens.changes(tokens, resolved)
+                tokens = resolved
+                const profiles = Object.keys(next.profiles)
+                const ended = [...sessions].filter(([, session]) => !Tokens.stillAllowed(session, tokens, profiles))
+                yield* Effect.forEach(ended, ([id]) => close(id), { discard: true })
+                if (changed.added.length + changed.removed.length + changed.changed.length + ended.length > 0) {
+                  yield* Effect.logInfo(
+                    `http: tokens reloaded: added [${changed.added.join(", ")}], removed [${changed.removed.join(", ")}], changed [${changed.changed.join(", ")}]; ${ended.length} session(s) ended`
+                  )
+                }
+              }).pipe(
+                Effect.catchAll((error) =>
+                  Effect.logError(
+                    `config reload: [http] tokens not applied, the tokens in use are unchanged: ${error.message}`
+                  )
+                )
+              )
+            )
+        )
         /** Counts a request open on session `id` until the returned function runs: a session in use never expires. */
         const busy = (id: string) => {
           const done = runSync(hostSessions.track(id))
@@ -283,7 +297,7 @@ export class Daemon extends Effect.Service<Daemon>()("clawtool/Daemon", {
           }
           // Which view (issue 26): the token's, if it reaches the profile the path names.
           const access = Access.decide({
-            tokens: options.tokens,
+            tokens,
             authorization: req.headers.authorization,
             profile: path.profile,
             profiles: Object.keys(live.get().profiles)
@@ -359,7 +373,7 @@ export class Daemon extends Effect.Service<Daemon>()("clawtool/Daemon", {
             }
             const id = randomUUID()
             const transport = transports.session(id)
-            sessions.set(id, { transport, profile: view.profile })
+            sessions.set(id, { transport, profile: view.profile, token: tokens.find((t) => t.name === view.token) })
             await run(open(id, transport, false, view))
             void run(
               Effect.logDebug(
@@ -384,10 +398,11 @@ export class Daemon extends Effect.Service<Daemon>()("clawtool/Daemon", {
         const guard: Web.Guard = {
           bound: () => bound,
           // /metrics, /ui and /api see every profile: only the tokens that reach every view open them.
-          token:
-            options.tokens.length === 0
+          get token() {
+            return tokens.length === 0
               ? undefined
-              : options.tokens.flatMap((token) => (token.reaches === "every" ? [token.value] : [])),
+              : tokens.flatMap((token) => (token.reaches === "every" ? [token.value] : []))
+          },
           allowedHosts: options.allowedHosts,
           allowedOrigins: options.allowedOrigins
         }

@@ -1,6 +1,6 @@
-import { Deferred, Duration, Effect, MutableRef, Option, Stream } from "effect"
+import { Deferred, Duration, Effect, MutableRef, Option, Runtime, Stream } from "effect"
 import type { ClawtoolConfig } from "../domain/Config.js"
-import { HealthRow } from "../domain/Health.js"
+import { HealthRow, profileRemovedRow } from "../domain/Health.js"
 import { CurrentToolProvider } from "../domain/ToolProvider.js"
 import { prefixOf } from "../domain/Config.js"
 import { Audit } from "./Audit.js"
@@ -295,15 +295,26 @@ export class Registry extends Effect.Service<Registry>()("clawtool/Registry", {
     // Profiles (issue 26): views over the one catalog, each derived once per catalog (and per config: a reload may
     // change a profile), so a call reads its view's routes as synchronously as the whole catalog's.
     const profileViews = new Map<string, View.RegistryView>()
-    const profileOf = (name: string, current: ClawtoolConfig): Profiles.Profile | undefined => {
-      const profile = current.profiles[name]
-      return profile === undefined ? undefined : Profiles.resolve(name, profile, current)
-    }
     const makeProfileView = (name: string): View.RegistryView => {
       let resolved: { readonly config: ClawtoolConfig; readonly profile: Profiles.Profile | undefined } | undefined
+      // A profile a reload removed (ADR 031): its sessions keep its last table, resolved against the config in effect
+      // (a daemon's sessions of it are ended by the Daemon; a stdio serve's host cannot move, so it is not emptied).
+      let last: ClawtoolConfig["profiles"][string] | undefined
+      let removed: HealthRow | undefined
       const profileNow = () => {
         const current = live.get()
-        if (resolved?.config !== current) resolved = { config: current, profile: profileOf(name, current) }
+        if (resolved?.config === current) return resolved.profile
+        const table = current.profiles[name] ?? last
+        if (current.profiles[name] === undefined && last !== undefined && removed === undefined) {
+          removed = profileRemovedRow(name)
+          Runtime.runFork(runtime)(Effect.logWarning(removed.reason))
+        }
+        if (current.profiles[name] !== undefined) removed = undefined
+        last = table
+        resolved = {
+          config: current,
+          profile: table === undefined ? undefined : Profiles.resolve(name, table, current)
+        }
         return resolved.profile
       }
       let restricted:
@@ -347,13 +358,16 @@ export class Registry extends Effect.Service<Registry>()("clawtool/Registry", {
         surface: profileSurface,
         health: Effect.map(health, (rows) => {
           const profile = profileNow()
-          return profile === undefined ? [] : Profiles.healthOf(profile, rows)
+          if (profile === undefined) return []
+          const own = Profiles.healthOf(profile, rows)
+          return removed === undefined ? own : [...own, removed]
         })
       })
     }
     /**
      * What a session sees: the whole catalog, or profile `name`'s view (the same object for every session of it). A
-     * profile the config does not define (any more) sees nothing: the endpoint that named it checked it first.
+     * profile the config never defined sees nothing (the endpoint that named it checked it first); one a reload removed
+     * keeps its last definition, with a warning and a Health row.
      */
     const viewOf = (name?: string): View.RegistryView => {
       if (name === undefined) return whole

@@ -1,6 +1,7 @@
 import { Duration, Effect, Either, Option, Stream } from "effect"
 import * as Fs from "node:fs"
 import * as Path from "node:path"
+import type { HttpConfig } from "../domain/Config.js"
 import * as ConfigDiff from "../domain/ConfigDiff.js"
 import { Config, ProcessEnv, warnSkipped } from "./Config.js"
 import { Pins } from "./Pins.js"
@@ -8,6 +9,8 @@ import { warnUnknownSelectors } from "./Registry.js"
 import { Redaction } from "./Redaction.js"
 import { loadSecrets, makeSecrets, SecretStore } from "./Secrets.js"
 import { Sources } from "./Sources.js"
+import * as Tokens from "./Daemon/Tokens.js"
+import { ConfigError } from "../domain/Errors.js"
 
 /** Editors save in bursts (write, rename, chmod): one reload for all of it. */
 const debounce = Duration.millis(250)
@@ -24,7 +27,7 @@ const atStartOnly = ["limits", "observability", "list_wait", "roots", "core_tool
 export class Reload extends Effect.Service<Reload>()("clawtool/Reload", {
   dependencies: [Config.Default, Sources.Default, Redaction.Default, Pins.Default],
   scoped: Effect.gen(function* () {
-    const { path: configPath, reread, secretsFile, skipped: skippedAtStart } = yield* Config
+    const { path: configPath, reread, secretsFile, skipped: skippedAtStart, live } = yield* Config
     const sources = yield* Sources
     const redaction = yield* Redaction
     const pins = yield* Pins
@@ -35,7 +38,16 @@ export class Reload extends Effect.Service<Reload>()("clawtool/Reload", {
     const read = Effect.gen(function* () {
       const { config: next, skipped } = yield* reread
       const store = Option.isSome(secretsFile) ? yield* loadSecrets(secretsFile.value) : SecretStore.empty
-      return { next, skipped, secrets: makeSecrets(store, env, next.sources, secretsFile) }
+      const secrets = makeSecrets(store, env, next.sources, secretsFile)
+      // New daemon tokens that cannot be resolved reject the reload, as they stop a daemon's start (ADR 031).
+      if (tokensOf(live.get().http) !== tokensOf(next.http)) {
+        yield* Tokens.resolve(
+          next.http,
+          (name) => secrets.lookup("global", name),
+          (keyPath, detail) => new ConfigError({ reason: "Invalid", file: configPath, keyPath, detail })
+        )
+      }
+      return { next, skipped, secrets }
     })
 
     /** One reload: read, then apply or reject. Never fails: a rejection is logged and shown in Health. */
@@ -57,16 +69,21 @@ export class Reload extends Effect.Service<Reload>()("clawtool/Reload", {
             yield* sources.reportReload(Either.right(skipped))
             // Known before a restarted child can answer with a new secret.
             yield* redaction.reconfigure(next, secrets.store, secrets.lookup)
+            const previous = live.get()
             const changes = yield* sources.reconfigure(next, secrets.resolve)
             if (ConfigDiff.isEmpty(changes)) return yield* Effect.logInfo("config reloaded: nothing changed")
             yield* warnUnknownSelectors(next)
-            const later = changes.settings.filter((key) => atStartOnly.includes(key))
+            // The daemon's tokens follow the reload (ADR 031); the rest of [http] does not.
+            const later = changes.settings.filter(
+              (key) => atStartOnly.includes(key) && (key !== "http" || !onlyTokens(previous.http, next.http))
+            )
             if (later.length > 0) {
               yield* Effect.logWarning(`config: ${later.join(", ")} changed; takes effect when serve restarts`)
             }
             yield* Effect.logInfo(
               `config reloaded: started [${changes.start.join(", ")}], stopped [${changes.stop.join(", ")}], ` +
                 `restarted [${changes.restart.join(", ")}], kept [${changes.keep.join(", ")}]` +
+                (changes.retag.length > 0 ? `; tags changed (no restart): ${changes.retag.join(", ")}` : "") +
                 (changes.settings.length > 0 ? `; settings changed: ${changes.settings.join(", ")}` : "")
             )
           })
@@ -90,6 +107,16 @@ export class Reload extends Effect.Service<Reload>()("clawtool/Reload", {
     return { reload } as const
   })
 }) {}
+
+/** `[http] token` and `[http.tokens]` as compared text (what a running daemon re-reads). */
+const tokensOf = (http: HttpConfig) => ConfigDiff.canonical({ token: http.token, tokens: http.tokens })
+
+/** Whether two `[http]` tables differ only in `token` and `tokens`. */
+const onlyTokens = (before: HttpConfig, after: HttpConfig) => {
+  const { token: _a, tokens: _b, ...rest } = before
+  const { token: _c, tokens: _d, ...restAfter } = after
+  return ConfigDiff.canonical(rest) === ConfigDiff.canonical(restAfter)
+}
 
 /** Every SIGHUP (which no longer ends the process while this stream runs). */
 const sighups: Stream.Stream<void> = Stream.async<void>((emit) => {

@@ -373,9 +373,7 @@ export class Sources extends Effect.Service<Sources>()("clawtool/Sources", {
 
     const restart = (instance: string) =>
       Effect.flatMap(Ref.get(loaded), ({ config, resolve }) =>
-        slots.has(instance)
-          ? apply({ start: [], stop: [], restart: [instance], keep: [], settings: [] }, config, resolve)
-          : Effect.void
+        slots.has(instance) ? apply({ ...ConfigDiff.nothing, restart: [instance] }, config, resolve) : Effect.void
       ).pipe(Effect.withSpan("Sources.restart", { attributes: { "clawtool.instance": instance } }))
 
     const pastStarting = (instance: string) => {

@@ -1,5 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
-import { canonical, diff, isEmpty } from "../../src/domain/ConfigDiff.js"
+import { canonical, diff, isEmpty, nothing } from "../../src/domain/ConfigDiff.js"
 import type { SourceConfig } from "../../src/domain/Config.js"
 import { configFrom } from "../lib/sources.js"
 
@@ -42,6 +42,7 @@ describe("ConfigDiff.diff", () => {
       stop: ["removed"],
       restart: ["changed"],
       keep: ["kept"],
+      retag: [],
       settings: []
     })
     assert.isFalse(isEmpty(result))
@@ -62,7 +63,7 @@ describe("ConfigDiff.diff", () => {
       command = ["node", "a.js"]
     `)
     const result = diff(old, next, { old: plain, next: plain })
-    assert.deepStrictEqual(result, { start: [], stop: [], restart: [], keep: ["one"], settings: [] })
+    assert.deepStrictEqual(result, { start: [], stop: [], restart: [], keep: ["one"], retag: [], settings: [] })
     assert.isTrue(isEmpty(result))
   })
 
@@ -94,7 +95,7 @@ describe("ConfigDiff.diff", () => {
       command = ["node", "b.js"]
     `)
     const result = diff(config, config, { old: resolver({ TOKEN: "old" }), next: resolver({ TOKEN: "new" }) })
-    assert.deepStrictEqual(result, { start: [], stop: [], restart: ["uses"], keep: ["other"], settings: [] })
+    assert.deepStrictEqual(result, { start: [], stop: [], restart: ["uses"], keep: ["other"], retag: [], settings: [] })
   })
 
   it("enabling starts, disabling stops; disabled sources never restart", () => {
@@ -123,6 +124,7 @@ describe("ConfigDiff.diff", () => {
       stop: ["on"],
       restart: [],
       keep: [],
+      retag: [],
       settings: []
     })
   })
@@ -144,6 +146,7 @@ describe("ConfigDiff.diff", () => {
       stop: [],
       restart: [],
       keep: ["one"],
+      retag: [],
       settings: ["name_budget", "tools"]
     })
   })
@@ -155,5 +158,36 @@ describe("ConfigDiff.canonical", () => {
       canonical({ b: 1, a: { d: [1, { y: 2, x: 1 }], c: undefined } }),
       `{"a":{"d":[1,{"x":1,"y":2}]},"b":1}`
     )
+  })
+
+  it("tags alone are metadata: the source is kept and retagged, not restarted; with another key it restarts", () => {
+    const old = configFrom(`
+      [sources.one]
+      command = ["node", "a.js"]
+      tags = ["code"]
+      [sources.two]
+      command = ["node", "b.js"]
+    `)
+    const retagged = configFrom(`
+      [sources.one]
+      command = ["node", "a.js"]
+      tags = ["chat", "code"]
+      [sources.two]
+      command = ["node", "b.js"]
+    `)
+    const result = diff(old, retagged, { old: plain, next: plain })
+    assert.deepStrictEqual(result, { ...nothing, keep: ["one", "two"], retag: ["one"] })
+    assert.isFalse(isEmpty(result))
+    const changed = configFrom(`
+      [sources.one]
+      command = ["node", "a2.js"]
+      [sources.two]
+      command = ["node", "b.js"]
+    `)
+    assert.deepStrictEqual(diff(old, changed, { old: plain, next: plain }), {
+      ...nothing,
+      restart: ["one"],
+      keep: ["two"]
+    })
   })
 })

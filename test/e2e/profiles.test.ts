@@ -4,8 +4,9 @@
 import { assert, beforeAll, describe, it } from "@effect/vitest"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { getDefaultEnvironment, StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
-import { type CallToolResult, ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js"
+import { type CallToolResult, McpError, ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js"
 import { Effect } from "effect"
+import * as z from "zod"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { ensureBuilt, freshCacheDir, main, runCli, tempDirEnv, writeConfig } from "../lib/cli.js"
@@ -42,6 +43,14 @@ read_only = true
 ${extra}
 `
 
+/** A source outside every profile but the whole view that lists two tasks of its own (tiny-server --paged). */
+const pagedSource = `
+[sources.paged]
+command = ${JSON.stringify([process.execPath, path.join(root, "test/fixtures/tiny-server.mjs"), "--paged"])}
+`
+
+const taskList = z.looseObject({ tasks: z.array(z.looseObject({ taskId: z.string() })) })
+
 const names = (tools: ReadonlyArray<{ readonly name: string }>) => tools.map((tool) => tool.name)
 const sourceNames = (tools: ReadonlyArray<{ readonly name: string }>) =>
   names(tools).filter((name) => name.includes("__"))
@@ -54,8 +63,8 @@ const startsOf = (file: string) =>
         .filter((line) => line !== "")
     : []
 
-/** `clawtool <args>` over stdio (serve, connect), an SDK client as its host. */
-const cliHost = (args: ReadonlyArray<string>, env: Record<string, string> = {}) =>
+/** `clawtool <args>` over stdio (serve, connect), an SDK client as its host; its stderr to `onStderr`, if given. */
+const cliHost = (args: ReadonlyArray<string>, env: Record<string, string> = {}, onStderr?: (text: string) => void) =>
   Effect.acquireRelease(
     Effect.promise(async () => {
       const transport = new StdioClientTransport({
@@ -65,6 +74,7 @@ const cliHost = (args: ReadonlyArray<string>, env: Record<string, string> = {}) 
         env: { ...getDefaultEnvironment(), ...tempDirEnv, CLAWTOOL_CACHE_DIR: freshCacheDir(), ...env },
         stderr: "pipe"
       })
+      transport.stderr?.on("data", (chunk: Buffer) => onStderr?.(chunk.toString("utf8")))
       const client = new Client({ name: "e2e-host", version: "1.0.0" }, { capabilities: {} })
       await client.connect(transport)
       return client
@@ -83,6 +93,12 @@ const settledList = (client: Client, expected: number) =>
     (listed) => sourceNames(listed.tools).length >= expected,
     "the profile's source tools listed"
   )
+
+/** Saves `text` as an editor does (a temporary file renamed over the config): one reload. */
+const save = (config: string, text: string) => {
+  fs.writeFileSync(`${config}.tmp`, text)
+  fs.renameSync(`${config}.tmp`, config)
+}
 
 const errorText = (result: CallToolResult) => ({ isError: result.isError, text: textOf(result) })
 
@@ -157,6 +173,50 @@ describe("profiles over stdio", () => {
     })
   )
 
+  it.scopedLive(
+    "tasks of a source outside the profile are not listed, and are unknown to tasks/get, result and cancel",
+    () =>
+      Effect.gen(function* () {
+        // `paged` (tiny-server --paged) lists tasks task-1 and task-2 from its start; chat sees only stub.
+        const config = writeConfig(profilesConfig(path.join(tempDir(), "starts"), pagedSource))
+        const chat = yield* stdioHost(config, ["--profile", "chat"])
+        const whole = yield* stdioHost(config, [])
+        yield* settledList(whole, 9)
+        const taskIds = (client: Client) =>
+          Effect.map(
+            Effect.promise(() => client.request({ method: "tasks/list", params: {} }, taskList)),
+            ({ tasks }) => tasks.map((task) => task.taskId)
+          )
+        assert.deepStrictEqual(yield* taskIds(whole), ["paged__task-1", "paged__task-2"])
+        yield* settledList(chat, 1)
+        assert.deepStrictEqual(yield* taskIds(chat), [])
+        const unknownTo = (client: Client) =>
+          Effect.forEach(["tasks/get", "tasks/result", "tasks/cancel"], (method) =>
+            Effect.map(
+              Effect.promise(() =>
+                client.request({ method, params: { taskId: "paged__task-1" } }, z.looseObject({})).then(
+                  () => undefined,
+                  (error: unknown) => error
+                )
+              ),
+              (refused) => {
+                assert.instanceOf(refused, McpError, method)
+                assert.strictEqual((refused as McpError).code, -32602, method)
+                assert.include((refused as McpError).message, `no task "paged__task-1" in this session`, method)
+              }
+            )
+          )
+        yield* unknownTo(chat)
+        // The daemon's /mcp/chat says the same (there a session sees only the tasks its own calls created, too).
+        const daemon = yield* startDaemon(config)
+        const http = yield* httpClient(new URL("/mcp/chat", daemon.url))
+        yield* settledList(http.client, 1)
+        assert.deepStrictEqual(yield* taskIds(http.client), [])
+        yield* unknownTo(http.client)
+      }),
+    60_000
+  )
+
   it("an unknown profile on the command line exits 2 naming the known ones", () => {
     const config = writeConfig(profilesConfig(path.join(tempDir(), "starts")))
     const { code, stderr } = runCli(["serve", "--config", config, "--profile", "cod"])
@@ -166,6 +226,36 @@ describe("profiles over stdio", () => {
     assert.strictEqual(listed.code, 2)
     assert.include(listed.stderr, `no profile named "zzzzzz"; known profiles: chat, code, ro`)
   })
+})
+
+describe("a profile removed while a stdio serve uses it", () => {
+  it.scopedLive("keeps its last view, warns once on stderr and says so in SourceHealth", () =>
+    Effect.gen(function* () {
+      const starts = path.join(tempDir(), "starts")
+      const config = writeConfig(profilesConfig(starts))
+      let stderr = ""
+      const client = yield* cliHost(["serve", "--config", config, "--profile", "chat"], {}, (text) => (stderr += text))
+      const before = yield* settledList(client, 1)
+      const withoutChat = profilesConfig(starts).replace(
+        /\[profiles\.chat\]\nsources = .*\ncore_tools = .*\ntools = .*\n/,
+        ""
+      )
+      assert.notInclude(withoutChat, "profiles.chat")
+      save(config, withoutChat)
+      yield* pollUntil(
+        Effect.sync(() => stderr),
+        (text) => text.includes(`profile "chat" was removed`),
+        "the warning"
+      )
+      // The same view, callable as before.
+      assert.strictEqual(JSON.stringify(yield* Effect.promise(() => client.listTools())), JSON.stringify(before))
+      assert.strictEqual(textOf(yield* callTool(client, "stub__echo", { text: "still" })), "echo:still")
+      const health = textOf(yield* callTool(client, "SourceHealth", {}))
+      assert.include(health, `profile "chat" was removed from the config by a reload`)
+      assert.strictEqual(stderr.split(`profile "chat" was removed`).length - 1, 1, "warned once")
+      assert.strictEqual(startsOf(starts).length, 1, "no child restarted")
+    })
+  )
 })
 
 describe("profiles in the CLI", () => {
@@ -327,12 +417,7 @@ describe("profiles on the daemon", () => {
         const before = yield* settledList(chat.client, 1)
         assert.include(sourceNames(before.tools), "stub__echo")
         // chat loses stub.echo: only chat's view changed.
-        const save = (text: string) => {
-          const temporary = `${config}.tmp`
-          fs.writeFileSync(temporary, text)
-          fs.renameSync(temporary, config)
-        }
-        save(profilesConfig(starts, "", `["*", "!stub.echo"]`))
+        save(config, profilesConfig(starts, "", `["*", "!stub.echo"]`))
         yield* pollUntil(
           Effect.sync(() => notices.chat),
           (count) => count === 1,
@@ -342,6 +427,7 @@ describe("profiles on the daemon", () => {
         assert.notInclude(sourceNames(after.tools), "stub__echo")
         // Then code's view changes (files.remove excluded): its first notice is this one, so the first reload sent it none.
         save(
+          config,
           profilesConfig(starts, "", `["*", "!stub.echo"]`).replace(
             `core_tools = ["Read"]`,
             `core_tools = ["Read"]\ntools = ["*", "!files.remove"]`
@@ -354,6 +440,149 @@ describe("profiles on the daemon", () => {
         )
         assert.deepStrictEqual(notices, { code: 1, chat: 1 })
         assert.strictEqual(startsOf(starts).length, 1, "no child restarted")
+      }),
+    60_000
+  )
+
+  it.scopedLive(
+    "a reload that changes only a source's tags restarts nothing and notifies only the profiles whose view changed",
+    () =>
+      Effect.gen(function* () {
+        const starts = path.join(tempDir(), "starts")
+        const config = writeConfig(profilesConfig(starts))
+        const daemon = yield* startDaemon(config)
+        const notices = { code: 0, chat: 0 }
+        const listening = (profile: "code" | "chat") => ({
+          setup: (client: Client) =>
+            client.setNotificationHandler(ToolListChangedNotificationSchema, () => void (notices[profile] += 1))
+        })
+        const code = yield* httpClient(new URL("/mcp/code", daemon.url), listening("code"))
+        const chat = yield* httpClient(new URL("/mcp/chat", daemon.url), listening("chat"))
+        assert.notInclude(sourceNames((yield* settledList(code.client, 6)).tools), "stub__echo")
+        const chatBefore = yield* settledList(chat.client, 1)
+        // stub is tagged code: the code profile (tags = ["code"]) now sees it; chat (by name) is unchanged.
+        save(config, profilesConfig(starts).replace(`[sources.stub]`, `[sources.stub]\ntags = ["code"]`))
+        // The notice first: a host that lists the new view before it is told has nothing left to be told.
+        yield* pollUntil(
+          Effect.sync(() => notices.code),
+          (count) => count >= 1,
+          "code's list_changed"
+        )
+        const after = yield* settledList(code.client, 7)
+        assert.include(sourceNames(after.tools), "stub__echo")
+        assert.strictEqual(textOf(yield* callTool(code.client, "stub__echo", { text: "t" })), "echo:t")
+        // Settled: one notice to code, none to chat, the same list for chat, and the stub's one child.
+        yield* Effect.sleep("500 millis")
+        assert.deepStrictEqual(notices, { code: 1, chat: 0 })
+        assert.strictEqual(
+          JSON.stringify(yield* Effect.promise(() => chat.client.listTools())),
+          JSON.stringify(chatBefore)
+        )
+        assert.strictEqual(startsOf(starts).length, 1, "the stub was not restarted")
+        assert.include(daemon.stderr(), "tags changed (no restart): stub")
+      }),
+    60_000
+  )
+
+  it.scopedLive(
+    "a reload applies [http.tokens]: a new token works, a removed or changed one is refused and its sessions end",
+    () =>
+      Effect.gen(function* () {
+        const starts = path.join(tempDir(), "starts")
+        const config = writeConfig(profilesConfig(starts, tokens))
+        const daemon = yield* startDaemon(config)
+        const at = (profile: string) => new URL(`/mcp/${profile}`, daemon.url)
+        const alice = yield* httpClient(at("code"), { token: "alice-secret-token" })
+        const bob = yield* httpClient(at("chat"), { token: "bob-secret-token" })
+        yield* settledList(alice.client, 6)
+        yield* settledList(bob.client, 1)
+        // alice removed, bob's value changed, carol added (chat only).
+        const reloaded = profilesConfig(
+          starts,
+          `
+[http.tokens.bob]
+token = "bob-new-token"
+profiles = ["chat", "default"]
+
+[http.tokens.carol]
+token = "\${CAROL_TOKEN}"
+profiles = ["chat"]
+`
+        )
+        // carol's value comes with the same edit, in the secrets file beside the config.
+        fs.writeFileSync(
+          path.join(path.dirname(config), "secrets.toml"),
+          `[scopes.global]\nCAROL_TOKEN = "carol-secret-token"\n`,
+          {
+            mode: 0o600
+          }
+        )
+        save(config, reloaded)
+        yield* pollUntil(
+          Effect.sync(() => daemon.stderr()),
+          (text) => text.includes("http: tokens reloaded"),
+          "the tokens' reload"
+        )
+        assert.include(daemon.stderr(), "added [carol], removed [alice], changed [bob]; 2 session(s) ended")
+        assert.notInclude(daemon.stderr(), "takes effect when serve restarts")
+        const initializeWith = (token: string, where: string) =>
+          rawRequest(daemon.port, { path: where, headers: { authorization: `Bearer ${token}` }, body: initializeBody })
+        // Removed and old values: 401 on their next request; the new value and the new token are let in.
+        assert.strictEqual((yield* initializeWith("alice-secret-token", "/mcp/code")).status, 401)
+        assert.strictEqual((yield* initializeWith("bob-secret-token", "/mcp/chat")).status, 401)
+        assert.strictEqual((yield* initializeWith("carol-secret-token", "/mcp/code")).status, 403)
+        const carol = yield* httpClient(at("chat"), { token: "carol-secret-token" })
+        assert.strictEqual(textOf(yield* callTool(carol.client, "stub__echo", { text: "c" })), "echo:c")
+        // bob's session, opened with the old value, has ended: with the new value its id is unknown.
+        const old = yield* rawRequest(daemon.port, {
+          path: "/mcp/chat",
+          headers: { authorization: "Bearer bob-new-token", "mcp-session-id": bob.transport.sessionId! },
+          body: JSON.stringify({ jsonrpc: "2.0", id: 2, method: "tools/list" })
+        })
+        assert.strictEqual(old.status, 404)
+        // Tokens that cannot be told apart reject the reload as a whole, as they stop a start; Health says why.
+        save(config, reloaded.replace('token = "${CAROL_TOKEN}"', `token = "bob-new-token"`))
+        yield* pollUntil(
+          Effect.map(callTool(carol.client, "SourceHealth", {}), textOf),
+          (health) => health.includes("last reload failed"),
+          "the rejected reload in SourceHealth"
+        )
+        assert.include(
+          textOf(yield* callTool(carol.client, "SourceHealth", {})),
+          `http.tokens.carol.token: has the same value as the token "bob"`
+        )
+        assert.strictEqual(textOf(yield* callTool(carol.client, "stub__echo", { text: "d" })), "echo:d")
+        assert.notInclude(daemon.stderr(), "secret-token")
+        assert.notInclude(daemon.stderr(), "bob-new-token")
+      }),
+    60_000
+  )
+
+  it.scopedLive(
+    "a profile removed by a reload ends its sessions; its endpoint answers 404 naming it; other profiles go on",
+    () =>
+      Effect.gen(function* () {
+        const starts = path.join(tempDir(), "starts")
+        const config = writeConfig(profilesConfig(starts))
+        const daemon = yield* startDaemon(config)
+        const ro = yield* httpClient(new URL("/mcp/ro", daemon.url))
+        const chat = yield* httpClient(new URL("/mcp/chat", daemon.url))
+        yield* settledList(ro.client, 2)
+        yield* settledList(chat.client, 1)
+        save(config, profilesConfig(starts).replace("[profiles.ro]\nread_only = true", ""))
+        yield* pollUntil(
+          Effect.sync(() => daemon.stderr()),
+          (text) => text.includes("1 session(s) ended"),
+          "the ro session's end"
+        )
+        const again = yield* rawRequest(daemon.port, {
+          path: "/mcp/ro",
+          headers: { "mcp-session-id": ro.transport.sessionId! },
+          body: JSON.stringify({ jsonrpc: "2.0", id: 2, method: "tools/list" })
+        })
+        assert.strictEqual(again.status, 404)
+        assert.include((JSON.parse(again.body) as { error: { message: string } }).error.message, `no profile "ro"`)
+        assert.strictEqual(textOf(yield* callTool(chat.client, "stub__echo", { text: "on" })), "echo:on")
       }),
     60_000
   )

@@ -42,6 +42,9 @@ Fs.writeFileSync(
     `command = ${JSON.stringify([process.execPath, filesystem, project])}`,
     `[sources.stub]`,
     `command = ${stubCommand()}`,
+    // Records how each tools/call reached it: the line relay's ids are strings ("clawtool-…"), the SDK client's numbers.
+    `[sources.wire]`,
+    `command = ${JSON.stringify([process.execPath, Path.resolve(import.meta.dirname, "../fixtures/wire-server.mjs")])}`,
     `[audit]`,
     `path = ${JSON.stringify(audit)}`,
     // The SDK host here cannot be asked (no elicitation): a call to stub.add is refused, from the code as from the host.
@@ -139,6 +142,26 @@ describe("RunCode through serve", () => {
         assert.isTrue(lines.some((line) => line.tool === "RunCode" && line.via === undefined))
       }),
     60_000
+  )
+
+  it.scopedLive("an untraced RunCode's inner calls take the line relay (ADR 009's string ids at the child)", () =>
+    Effect.gen(function* () {
+      const client = yield* host
+      const result = yield* run(
+        client,
+        `const seen = await Promise.all([1, 2, 3].map((n) => tools.wire.request({ n })))
+         return seen.map((answer: string) => JSON.parse(answer).id)`
+      )
+      assert.isUndefined(result.isError, text(result))
+      const ids = result.structuredContent?.result as ReadonlyArray<unknown>
+      assert.strictEqual(ids.length, 3)
+      for (const id of ids) assert.match(String(id), /^clawtool-/, `the child saw id ${JSON.stringify(id)}`)
+      // The host's own call of the same tool, on the SDK path (it asks for progress), is numbered by the SDK client.
+      const direct = (yield* Effect.promise(() =>
+        client.callTool({ name: "wire__request", arguments: {} }, undefined, { onprogress: () => {} })
+      )) as Result
+      assert.isNumber((JSON.parse(text(direct)) as { id: unknown }).id)
+    })
   )
 
   it.scopedLive("with code mode on, ToolSearch's results carry each tool's signature", () =>

@@ -343,12 +343,17 @@ export const handlers = (
       )
     }
 
-  /** Another session's task id is unknown to this one (-32602, as a child answers); see SessionView.ownsTask. */
+  /**
+   * Another session's task id is unknown to this one (-32602, as a child answers); see SessionView.ownsTask. So is a
+   * task of a source outside the session's view (its profile): on stdio every task of the children is the one host's,
+   * but a profile's host sees only its sources' (issue 26).
+   */
   const owns = (taskId: unknown) =>
     Either.match(forwardTo.routeTask(taskId), {
       // Not a task id clawtool can route: the forwarded request says so itself.
       onLeft: () => Effect.succeed(true),
-      onRight: (route) => session.ownsTask(route.instance, route.taskId)
+      onRight: (route) =>
+        registry.sees(route.instance) ? session.ownsTask(route.instance, route.taskId) : Effect.succeed(false)
     })
   const ownTask = (params: JsonObject, then: Effect.Effect<JsonObject, RpcError>) =>
     Effect.flatMap(owns(params.taskId), (owned) =>

@@ -262,6 +262,8 @@ export const make = (input: ViewInput) => {
     instanceOf,
     routeOf,
     routeNow,
+    /** A source instance this view sees (its tasks, resources and prompts are this view's; others are nobody's). */
+    sees: input.sees,
     /** Resources, templates and prompts the host sees, with the routing back (`<instance>__` names, URI scheme). */
     surface: input.surface,
     /** Every MCP method beyond tools, routed to the owning instance. */
