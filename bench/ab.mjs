@@ -31,8 +31,11 @@ export const metricsModes = {
   ui: "[http]\nmetrics = false\n"
 }
 
-/** `<entry> serve --listen 127.0.0.1:0` over the echo child with `toml` in front of it (audit off); pid, URL, stop. */
-export const echoDaemon = (entry, name, toml, nodeFlags = []) =>
+/**
+ * `<entry> serve --listen 127.0.0.1:0` over the echo child with `toml` in front of it (audit off); pid, URL, stop.
+ * `wrapper`: a command that runs node (e.g. valgrind and its options); the pid is then the wrapper's.
+ */
+export const echoDaemon = (entry, name, toml, nodeFlags = [], wrapper = []) =>
   new Promise((resolve, reject) => {
     const dir = Path.join(tmp(), name)
     mkdirSync(dir, { recursive: true })
@@ -42,7 +45,8 @@ export const echoDaemon = (entry, name, toml, nodeFlags = []) =>
       `${toml}\n[audit]\nenabled = false\n\n[sources.echo]\ncommand = ${JSON.stringify([process.execPath, echoServer])}\n`
     )
     const args = [...nodeFlags, entry, "serve", "--config", file, "--listen", "127.0.0.1:0"]
-    const child = spawn(process.execPath, args, { cwd: root, env: childEnv(), stdio: ["ignore", "ignore", "pipe"] })
+    const [command, ...rest] = [...wrapper, process.execPath, ...args]
+    const child = spawn(command, rest, { cwd: root, env: childEnv(), stdio: ["ignore", "ignore", "pipe"] })
     let stderr = ""
     child.stderr.on("data", (chunk) => {
       stderr = (stderr + chunk.toString()).slice(-8000)
@@ -68,8 +72,8 @@ export const legacyHttpHost = async (url) => {
 }
 
 /** A daemon of `entry` in `mode` (metricsModes) with one legacy host on it; `close` ends both. */
-export const openDaemon = async (entry, name, mode, nodeFlags = []) => {
-  const daemon = await echoDaemon(entry, name, metricsModes[mode], nodeFlags)
+export const openDaemon = async (entry, name, mode, nodeFlags = [], wrapper = []) => {
+  const daemon = await echoDaemon(entry, name, metricsModes[mode], nodeFlags, wrapper)
   const client = await legacyHttpHost(daemon.url)
   const result = await callEcho(client, "echo__echo")
   if (result.content?.[0]?.text !== "hello") throw new Error(`${name}: ${JSON.stringify(result)}\n${daemon.stderr()}`)
