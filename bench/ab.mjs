@@ -1,7 +1,7 @@
 // ab.mjs: daemons side by side (issue 29): `serve --listen` over the echo child, each with a legacy SDK host on it,
 // measured in many short rounds in alternating order. Used by run.mjs (sections 11, 12) and metrics-ab.mjs.
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
-import { spawn } from "node:child_process"
+import { execFileSync, spawn } from "node:child_process"
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs"
 import * as Path from "node:path"
 import { callEcho, childEnv, echoServer, httpTransport, median, root, tmp } from "./lib.mjs"
@@ -130,16 +130,19 @@ const ownCpuMs = () => {
 
 /**
  * One path's round: `p.sequential` calls at c=1, then `p.concurrent` from `p.concurrency` callers; the CPU each part
- * cost the daemon (µs per call), its child, and the bench process itself.
+ * cost the daemon (µs per call), its child, and the bench process itself; with a `counter` (callgrind's), the
+ * daemon's instructions per call too.
  */
 const round = async (path, p) => {
   const child = childPids(path.conn.pid)
   const cpu = () => [threadCpuMsOf(path.conn.pid), ownCpuMs(), child.reduce((sum, pid) => sum + threadCpuMsOf(pid), 0)]
+  path.counter?.zero()
   const t0 = cpu()
   const latencies = await sequential(path.conn.client, p.sequential)
   const t1 = cpu()
   const rate = await concurrent(path.conn.client, p.concurrent, p.concurrency)
   const t2 = cpu()
+  const instructions = path.counter?.read()
   const perCall = (from, to, i, n) => (1000 * (to[i] - from[i])) / n
   return {
     p50: median(latencies),
@@ -149,7 +152,8 @@ const round = async (path, p) => {
     cpuConc: perCall(t1, t2, 0, p.concurrent),
     cpu: perCall(t0, t2, 0, p.sequential + p.concurrent),
     benchCpu: perCall(t0, t2, 1, p.sequential + p.concurrent),
-    childCpu: perCall(t0, t2, 2, p.sequential + p.concurrent)
+    childCpu: perCall(t0, t2, 2, p.sequential + p.concurrent),
+    instructions: instructions === undefined ? undefined : instructions / (p.sequential + p.concurrent)
   }
 }
 
@@ -162,6 +166,7 @@ export const alternate = async (paths, p, onRound = () => {}) => {
   for (const path of paths) {
     await sequential(path.conn.client, p.warmup)
     await concurrent(path.conn.client, p.warmup * 2, p.concurrency)
+    path.counter?.start()
   }
   const rounds = Object.fromEntries(paths.map((path) => [path.name, []]))
   for (let r = 0; r < p.rounds; r++) {
@@ -173,4 +178,30 @@ export const alternate = async (paths, p, onRound = () => {}) => {
     onRound(r, rows)
   }
   return rounds
+}
+
+/**
+ * The daemon's instruction count under `valgrind --tool=callgrind --instr-atstart=no` (the `wrapper` of
+ * callgrindWrapper): counted from `start` (after the warm-up), zeroed before and dumped after each round. Unlike CPU
+ * time it does not grow when a neighbour shares the cores. About 50 times slower than the daemon alone.
+ */
+export const callgrindWrapper = (dir, name) => [
+  "valgrind",
+  "--tool=callgrind",
+  "--instr-atstart=no",
+  `--callgrind-out-file=${Path.join(dir, `${name}.%p`)}`
+]
+
+export const callgrindCounter = (dir, name, pid) => {
+  const control = (...args) => execFileSync("callgrind_control", [...args, String(pid)], { encoding: "utf8" })
+  return {
+    start: () => void control("-i", "on"),
+    zero: () => void control("-z"),
+    read: () => {
+      control("-d")
+      const dumps = readdirSync(dir).filter((file) => file.startsWith(`${name}.${pid}.`))
+      const last = dumps.sort((a, b) => Number(a.split(".").pop()) - Number(b.split(".").pop())).at(-1)
+      return Number(/^(?:summary|totals): (\d+)/m.exec(readFileSync(Path.join(dir, last), "utf8"))?.[1])
+    }
+  }
 }
