@@ -56,7 +56,8 @@ const traceIdPattern = /^[0-9a-f]{32}$/
 
 /**
  * The current span, if any: `Effect.option(Effect.currentSpan)` without its failure, whose NoSuchElementException (an
- * Error, its stack captured) cost an untraced daemon call about 2 % of its CPU (bench section 12, issue 29).
+ * Error, its stack captured, per untraced call) was most of what a daemon with metrics on did more than one without
+ * (ADR 034).
  */
 const currentSpan = Effect.map(
   Effect.serviceOption(Tracer.ParentSpan),
