@@ -12,6 +12,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync
 import * as Os from "node:os"
 import * as Path from "node:path"
 import { pathToFileURL } from "node:url"
+import { alternate, echoDaemon, legacyHttpHost, openDaemon } from "./ab.mjs"
 import * as Bundle from "./bundle.mjs"
 import { codeMode } from "./codemode.mjs"
 import {
@@ -79,11 +80,12 @@ const plan = {
   // settledMs: V8's memory reducer runs some seconds after a process goes quiet; RSS is read again after it.
   lazy: { sources: 20, idleMs: 1500, settledMs: quick ? 0 : 20_000 },
   remote: { warmup: scale(500), sequential: scale(2000), concurrent: scale(4000), concurrency: 32 },
+  // Short rounds, many of them: a neighbour's burst spoils a round, not the median of the rounds' ratios.
   metrics: {
-    rounds: quick ? 1 : 3,
-    warmup: scale(1000),
-    sequential: scale(2000),
-    concurrent: scale(4000),
+    rounds: quick ? 4 : 16,
+    warmup: scale(2000),
+    sequential: quick ? 100 : 300,
+    concurrent: quick ? 300 : 1500,
     concurrency: 32
   },
   trust: {
@@ -342,7 +344,7 @@ const eras = async () => {
     await Promise.all(stdio.map((path) => path.conn.close()))
   }
   // HTTP: one daemon, one child, both hosts (the modern one sessionless, a POST per request).
-  const daemon = await echoDaemon("eras-http", "")
+  const daemon = await echoDaemon(Bundle.variants.dist, "eras-http", "")
   try {
     const { StreamableHTTPClientTransport: ModernHttp } = await import("@modelcontextprotocol/client")
     const legacy = await legacyHttpHost(daemon.url)
@@ -361,7 +363,7 @@ const eras = async () => {
       await Promise.all([legacy.close().catch(() => {}), modern.close().catch(() => {})])
     }
   } finally {
-    daemon.stop()
+    await daemon.stop()
   }
   out.loadavgAfter = loadavg()
   return out
@@ -1005,7 +1007,7 @@ const trustArgs = (on) => {
   return [Bundle.variants.dist, "serve", "--config", file, "--secrets", Path.join(dir, "secrets.toml")]
 }
 
-/** Sections 10 and 12: the off and on paths' summaries, their ratios and each round's, logged. */
+/** Section 10: the off and on paths' summaries, their ratios and each round's, logged. */
 const onOffResult = (paths, p, perRound) => {
   const [off, on] = paths.map((path) => summaryOf(path, p))
   const out = {
@@ -1055,90 +1057,61 @@ const trust = async () => {
 }
 
 // ---------------------------------------------------------------------------------------------------------------------
-// 11. Metrics on vs off (issue 29): the same echo child behind two daemons (`serve --listen`, streamable HTTP), one
+// 12. Metrics on vs off (issue 29): the same echo child behind two daemons (`serve --listen`, streamable HTTP), one
 // counting every call for /metrics and the dashboard (the defaults) and one with `[http] metrics = false, ui = false`.
-// Rounds alternate the order, as in section 10.
+// Many short rounds in alternating order (bench/ab.mjs); the figures are the medians of the rounds' on/off ratios.
 
-/** `serve --listen 127.0.0.1:0` over the echo child with `toml` in front of it (audit off); its pid, URL and stop. */
-const echoDaemon = (name, toml) =>
-  new Promise((resolve, reject) => {
-    const dir = Path.join(tmp(), name)
-    mkdirSync(dir, { recursive: true })
-    const file = Path.join(dir, "config.toml")
-    writeFileSync(
-      file,
-      `${toml}\n[audit]\nenabled = false\n\n[sources.echo]\ncommand = ${JSON.stringify([process.execPath, echoServer])}\n`
-    )
-    const args = [Bundle.variants.dist, "serve", "--config", file, "--listen", "127.0.0.1:0"]
-    const child = spawn(process.execPath, args, { cwd: root, env: childEnv(), stdio: ["ignore", "ignore", "pipe"] })
-    let stderr = ""
-    child.stderr.on("data", (chunk) => {
-      stderr += chunk.toString()
-      const match = /serving MCP on (http:\/\/\S+)/.exec(stderr)
-      if (match !== null) resolve({ pid: child.pid, url: match[1], stop: () => child.kill("SIGTERM") })
-    })
-    child.once("exit", (code) => reject(new Error(`daemon exited ${code}: ${stderr}`)))
-  })
-
-/** A legacy SDK v1 host on a daemon (one streamable-HTTP session). */
-const legacyHttpHost = async (url) => {
-  const client = new Client({ name: "clawtool-bench", version: "1.0.0" })
-  client.onerror = () => {}
-  await client.connect(httpTransport(new URL(url)))
-  return client
-}
-
-const metricsDaemon = async (on) => {
-  const daemon = await echoDaemon(`metrics-${on ? "on" : "off"}`, on ? "" : "[http]\nmetrics = false\nui = false\n")
-  const client = await legacyHttpHost(daemon.url)
-  return {
-    pid: daemon.pid,
-    client,
-    url: daemon.url,
-    close: async () => {
-      await client.close().catch(() => {})
-      daemon.stop()
-    }
-  }
-}
+/** A path's figures over its rounds: medians per round, and the CPU total beside its median. */
+const abSummary = (rows, p) => ({
+  p50Ms: round(median(rows.map((row) => row.p50)), 3),
+  p99Ms: round(
+    percentile(
+      rows.flatMap((row) => Array.from(row.latencies)),
+      99
+    ),
+    3
+  ),
+  throughputRps: Math.round(median(rows.map((row) => row.rate))),
+  calls: rows.length * (p.sequential + p.concurrent),
+  cpuUsPerCall: Math.round(median(rows.map((row) => row.cpu))),
+  cpuUsPerCallTotal: Math.round(rows.reduce((sum, row) => sum + row.cpu, 0) / rows.length),
+  benchCpuUsPerCall: Math.round(median(rows.map((row) => row.benchCpu)))
+})
 
 const metrics = async () => {
   const p = plan.metrics
-  const opened = [
-    { name: "off", conn: await metricsDaemon(false) },
-    { name: "on", conn: await metricsDaemon(true) }
-  ]
-  const paths = opened.map((path) => ({
-    ...path,
-    client: path.conn.client,
-    tool: "echo__echo",
-    latencies: [],
-    rates: [],
-    cpuMs: 0
-  }))
+  const paths = []
   try {
-    for (const path of paths) {
-      const result = await callEcho(path.client, "echo__echo")
-      if (result.content?.[0]?.text !== "hello") throw new Error(`metrics ${path.name}: ${JSON.stringify(result)}`)
-      await sequentialLatencies(path.client, "echo__echo", p.warmup)
-      await throughput(path.client, "echo__echo", p.warmup * 2, p.concurrency)
+    for (const mode of ["off", "on"]) {
+      paths.push({ name: mode, conn: await openDaemon(Bundle.variants.dist, `metrics-${mode}`, mode) })
     }
-    const perRound = []
-    for (let r = 0; r < p.rounds; r++) {
-      const order = r % 2 === 0 ? paths : [...paths].reverse()
-      const row = {}
-      for (const path of order) row[path.name] = await measureRound(path, p)
-      perRound.push({
-        latencyRatio: round(row.on.p50 / row.off.p50),
-        throughputRatio: round(row.on.rate / row.off.rate)
-      })
-    }
+    const rounds = await alternate(paths, p, (r) => log(`  round ${r + 1}/${p.rounds}`))
     // The counted calls are there: the "on" daemon's /metrics has them.
-    const scraped = await (await fetch(new URL("/metrics", opened[1].conn.url))).text()
+    const scraped = await (await fetch(new URL("/metrics", paths[1].conn.url))).text()
     if (!/clawtool_tool_calls_total\{source="echo",tool="echo",outcome="ok"\} [1-9]/.test(scraped)) {
       throw new Error(`metrics on: the calls are not counted:\n${scraped.slice(0, 2000)}`)
     }
-    return onOffResult(paths, p, perRound)
+    const [off, on] = [abSummary(rounds.off, p), abSummary(rounds.on, p)]
+    const ratio = (key) => round(median(rounds.on.map((row, i) => row[key] / rounds.off[i][key])), 3)
+    const out = {
+      plan: p,
+      off,
+      on,
+      latencyRatioP50: ratio("p50"),
+      throughputRatio: ratio("rate"),
+      cpuRatio: ratio("cpu"),
+      cpuRatioTotal: round(on.cpuUsPerCallTotal / off.cpuUsPerCallTotal, 3),
+      perRound: rounds.on.map((row, i) => ({
+        latencyRatio: round(row.p50 / rounds.off[i].p50),
+        throughputRatio: round(row.rate / rounds.off[i].rate),
+        cpuUsPerCall: [Math.round(rounds.off[i].cpu), Math.round(row.cpu)]
+      }))
+    }
+    log(
+      `  daemon CPU ${off.cpuUsPerCall} -> ${on.cpuUsPerCall} µs/call (ratio ${out.cpuRatio}; totals ${out.cpuRatioTotal}), ` +
+        `p50 ratio ${out.latencyRatioP50}, c=32 ratio ${out.throughputRatio}`
+    )
+    return out
   } finally {
     await Promise.all(paths.map((path) => path.conn.close()))
   }
@@ -1294,6 +1267,7 @@ const judge = (results) => {
       round(1 - targets.metricsApart),
       ""
     )
+    add("metrics on/off daemon CPU per call", results.metrics.cpuRatio, "≤", round(1 + targets.metricsApart), "")
   }
   return rows
 }
@@ -1545,7 +1519,16 @@ const print = (results) => {
   if (results.metrics) {
     const m = results.metrics
     table(
-      ["metrics (echo via the daemon, HTTP)", "p50 / p99 ms", "ratio p50", "c=32 calls/s", "ratio", "CPU µs/call"],
+      [
+        "metrics (echo via the daemon, HTTP)",
+        "p50 / p99 ms",
+        "ratio p50",
+        "c=32 calls/s",
+        "ratio",
+        "daemon CPU µs/call (total)",
+        "ratio (totals)",
+        "bench CPU µs/call"
+      ],
       [
         [
           "[http] metrics = false, ui = false",
@@ -1553,7 +1536,9 @@ const print = (results) => {
           "",
           m.off.throughputRps,
           "",
-          m.off.cpuUsPerCall
+          `${m.off.cpuUsPerCall} (${m.off.cpuUsPerCallTotal})`,
+          "",
+          m.off.benchCpuUsPerCall
         ],
         [
           "  counted for /metrics and the dashboard",
@@ -1561,7 +1546,9 @@ const print = (results) => {
           m.latencyRatioP50,
           m.on.throughputRps,
           m.throughputRatio,
-          m.on.cpuUsPerCall
+          `${m.on.cpuUsPerCall} (${m.on.cpuUsPerCallTotal})`,
+          `${m.cpuRatio} (${m.cpuRatioTotal})`,
+          m.on.benchCpuUsPerCall
         ]
       ]
     )

@@ -203,10 +203,17 @@ describe("OTLP/HTTP export", () => {
   it.scopedLive("exports the server and client spans with the right parent links and resource", () =>
     Effect.gen(function* () {
       const otlp = yield* receiver
+      const dir = yield* Effect.acquireRelease(
+        Effect.sync(() => Fs.mkdtempSync(Path.join(Os.tmpdir(), "clawtool-trace-audit-"))),
+        (dir) => Effect.sync(() => Fs.rmSync(dir, { recursive: true, force: true }))
+      )
+      const audit = Path.join(dir, "audit.jsonl")
       const traced = yield* Effect.scoped(
         Effect.gen(function* () {
           // The endpoint comes from config.toml here; the env variable is covered by the failure test.
-          const { client } = yield* serve({ config: `[observability]\notlp_endpoint = "${otlp.url}"` })
+          const { client } = yield* serve({
+            config: `[observability]\notlp_endpoint = "${otlp.url}"\n\n[audit]\npath = ${JSON.stringify(audit)}`
+          })
           const ok = yield* call(client, "stub__meta", { traceparent: callerParent })
           const failed = yield* call(client, "stub__echo", { traceparent: callerParent })
           const untraced = yield* call(client, "stub__meta")
@@ -249,6 +256,15 @@ describe("OTLP/HTTP export", () => {
       assert.strictEqual(roots.length, 1)
       assert.notStrictEqual(roots[0]!.traceId, traceId)
       assert.isUndefined(traced.untraced.meta)
+      // The audit line of that call names the trace clawtool's own span started (read from the current span).
+      const lines = Fs.readFileSync(audit, "utf8")
+        .trim()
+        .split("\n")
+        .map((line) => JSON.parse(line))
+      assert.deepStrictEqual(
+        lines.map((line) => line.trace_id),
+        [traceId, traceId, roots[0]!.traceId]
+      )
     })
   )
 

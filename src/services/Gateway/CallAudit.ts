@@ -1,4 +1,4 @@
-import { Clock, Effect, Exit, Option } from "effect"
+import { Clock, Effect, Exit, Option, Tracer } from "effect"
 import type { CallError } from "../../domain/Errors.js"
 import type { JsonObject } from "../../domain/Mcp.js"
 import type { AuditRecorder } from "../Audit.js"
@@ -52,11 +52,21 @@ export interface Seen {
 
 export const traceIdPattern = /^[0-9a-f]{32}$/
 
+/**
+ * The current span, if any: `Effect.option(Effect.currentSpan)` without its failure, whose NoSuchElementException (an
+ * Error, its stack captured, per untraced call) was most of what a daemon with metrics on did more than one without
+ * (ADR 034).
+ */
+const currentSpan = Effect.map(
+  Effect.serviceOption(Tracer.ParentSpan),
+  Option.filter((span): span is Tracer.Span => span._tag === "Span")
+)
+
 /** The call's trace id: the host's trace context's, else the span tracing made (none: a call without spans). */
 export const traceOf = (seen: Seen, context: Option.Option<TraceContext>) =>
   Option.isSome(context)
     ? Effect.sync(() => void (seen.traceId = context.value.traceId))
-    : Effect.map(Effect.option(Effect.currentSpan), (span) => {
+    : Effect.map(currentSpan, (span) => {
         if (Option.isSome(span) && traceIdPattern.test(span.value.traceId)) seen.traceId = span.value.traceId
       })
 
