@@ -15,6 +15,7 @@
 // `defaultCapacity=4096` → `1e7`), so no append falls in a round and no line is dropped, and add the append's cost.
 import { execFileSync } from "node:child_process"
 import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import * as Os from "node:os"
 import * as Path from "node:path"
 import { callEcho, cleanup, cpuMsOf, echoServer, log, median, open, round, tmp } from "./lib.mjs"
 
@@ -166,4 +167,13 @@ try {
 } finally {
   await Promise.all(paths.map((path) => path.conn.close()))
   cleanup()
+  // valgrind leaves its gdbserver pipes in the temporary folder when its process is ended by a signal.
+  if (callgrind) {
+    const pids = new Set(paths.map((path) => `-${path.conn.pid}-by-`))
+    for (const file of readdirSync(Os.tmpdir())) {
+      if (file.startsWith("vgdb-pipe-") && [...pids].some((pid) => file.includes(pid))) {
+        rmSync(Path.join(Os.tmpdir(), file), { force: true })
+      }
+    }
+  }
 }
