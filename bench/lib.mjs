@@ -64,10 +64,15 @@ export const freshCacheDir = () => mkdtempSync(Path.join(tmp(), "cache-"))
  * initialize answered. stderr is drained (a full pipe would stall the server) and its tail kept for error messages.
  * clawtool gets an empty catalog cache unless `env` names one (`CLAWTOOL_CACHE_DIR`): every start is cold by default.
  */
-export const open = async (args, label = args.map((arg) => Path.basename(arg)).join(" "), env = {}) => {
+export const open = async (
+  args,
+  label = args.map((arg) => Path.basename(arg)).join(" "),
+  env = {},
+  launcher = [process.execPath]
+) => {
   const transport = new StdioClientTransport({
-    command: process.execPath,
-    args,
+    command: launcher[0],
+    args: [...launcher.slice(1), ...args],
     env: { ...childEnv(), CLAWTOOL_CACHE_DIR: freshCacheDir(), ...env },
     cwd: root,
     stderr: "pipe"
