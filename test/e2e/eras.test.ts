@@ -313,6 +313,45 @@ describe("a modern-only child behind a modern host: input_required passed throug
       assert.include(latePrompt.error.message, "has expired")
     })
   )
+
+  it.scopedLive("over HTTP: replicas sharing [http] state_key take each other's state; another key's is refused", () =>
+    Effect.gen(function* () {
+      const config = writeConfig(`
+        [http]
+        state_key = "\${STATE_KEY}"
+        [sources.modern]
+        command = ${JSON.stringify([process.execPath, modernServer])}
+      `)
+      // Three stateless daemons, each with its own child: two share a key, the third has another.
+      const shared = { STATE_KEY: "a-key-both-replicas-share-0123456789" }
+      const first = yield* startDaemon(config, { env: shared })
+      const second = yield* startDaemon(config, { env: shared })
+      const stranger = yield* startDaemon(config, { env: { STATE_KEY: "another-key-of-another-clawtool-42" } })
+      const post = (port: number, id: number, body: Json) =>
+        Effect.map(
+          rawRequest(port, {
+            headers: { "mcp-method": "tools/call", "mcp-name": String(body.name) },
+            body: JSON.stringify({ jsonrpc: "2.0", id, method: "tools/call", params: body })
+          }),
+          (response) => messagesOf(response.body)[0] as Json
+        )
+      const params = { name: "modern__ask", arguments: { question: "which replica?" }, _meta: asking }
+      const asked = yield* post(first.port, 1, params)
+      assert.strictEqual(asked.result.resultType, "input_required")
+      const retry = {
+        ...params,
+        inputResponses: { answer: { action: "accept", content: { name: "Ada" } } },
+        requestState: asked.result.requestState
+      }
+      // The other replica's child checks that its own state came back inside clawtool's ("state:which replica?").
+      const answered = yield* post(second.port, 2, retry)
+      assert.strictEqual(answered.result.resultType, "complete")
+      assert.strictEqual(answered.result.content[0].text, "answer:accept:Ada")
+      const refused = yield* post(stranger.port, 3, retry)
+      assert.strictEqual(refused.error.code, -32602)
+      assert.include(refused.error.message, "signature mismatch")
+    })
+  )
 })
 
 /** The modern fixture over HTTP (legacy rejected), each request's method logged; killed with the scope. */
