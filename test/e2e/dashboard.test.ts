@@ -1,7 +1,10 @@
-// The daemon's dashboard (issue 29, ADR 034) in a real browser: Debian's Chromium driven by playwright-core, against
-// the built bin with real children. Skipped, saying why, only when /usr/bin/chromium is missing (.ci/run installs it).
+// The daemon's dashboard (issue 29, ADR 034) in real browsers: Debian's Chromium and the newer build of the
+// @sparticuz/chromium package (a devDependency; its binary extracted once into node_modules/.cache), both driven by
+// playwright-core, against the built bin with real children. Each is skipped, saying why, only when it is missing
+// (.ci/run installs Debian's; npm ci the package). Screenshots come from Debian's.
 import { assert, beforeAll, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
+import { execFileSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { chromium, type Page } from "playwright-core"
@@ -10,10 +13,47 @@ import { callTool, httpClient, rawRequest, startDaemon } from "../lib/daemon.js"
 import { root, stubCommand, tempDir } from "../lib/sources.js"
 import { startOAuthServer } from "../fixtures/oauth-server.js"
 
-const executablePath = "/usr/bin/chromium"
-const hasChromium = fs.existsSync(executablePath)
-if (!hasChromium)
-  console.warn(`dashboard browser tests skipped: ${executablePath} is missing (apt-get install chromium)`)
+/** @sparticuz/chromium's binary, extracted (once: it is kept) into node_modules/.cache; undefined when unavailable. */
+const newerChromium = () => {
+  const cache = path.join(root, "node_modules", ".cache", "clawtool-chromium")
+  try {
+    fs.mkdirSync(cache, { recursive: true })
+    // In a child: the package reads os.tmpdir() for where to extract and sets process-wide variables on import.
+    return execFileSync(
+      process.execPath,
+      [
+        "-e",
+        'import("@sparticuz/chromium").then((m) => m.default.executablePath()).then((p) => process.stdout.write(p))'
+      ],
+      { env: { ...process.env, TMPDIR: cache }, encoding: "utf8", timeout: 120_000 }
+    )
+  } catch {
+    return undefined
+  }
+}
+
+/** What the binary says it is ("Chromium 153.0.8010.0"), for the test's name. */
+const versionOf = (executablePath: string) =>
+  execFileSync(executablePath, ["--version"], { encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] })
+    .trim()
+    .split(" built")[0]!
+
+const chromiums = [
+  {
+    name: "Debian's Chromium",
+    executablePath: "/usr/bin/chromium",
+    screenshots: true,
+    install: "apt-get install chromium"
+  },
+  { name: "@sparticuz/chromium", executablePath: newerChromium(), screenshots: false, install: "npm ci" }
+]
+for (const browser of chromiums) {
+  if (browser.executablePath === undefined || !fs.existsSync(browser.executablePath))
+    console.warn(`dashboard browser tests skipped for ${browser.name}: missing (${browser.install})`)
+}
+const available = chromiums
+  .filter((browser) => browser.executablePath !== undefined && fs.existsSync(browser.executablePath))
+  .map((browser) => ({ ...browser, version: versionOf(browser.executablePath!) }))
 
 beforeAll(ensureBuilt, 120_000)
 
@@ -44,27 +84,28 @@ const accessibilityProblems = async (page: Page) => {
     )
 }
 
-/** Debian's Chromium on a fresh profile folder, closed with the scope. */
-const launchChromium = Effect.acquireRelease(
-  Effect.promise(() =>
-    chromium.launchPersistentContext(tempDir("clawtool-chromium-"), {
-      executablePath,
-      headless: true,
-      viewport: { width: 1280, height: 800 },
-      args: [
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-quic",
-        "--no-first-run",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync"
-      ]
-    })
-  ),
-  (context) => Effect.promise(() => context.close())
-)
+/** A Chromium on a fresh profile folder, closed with the scope. */
+const launchChromium = (executablePath: string) =>
+  Effect.acquireRelease(
+    Effect.promise(() =>
+      chromium.launchPersistentContext(tempDir("clawtool-chromium-"), {
+        executablePath,
+        headless: true,
+        viewport: { width: 1280, height: 800 },
+        args: [
+          "--headless",
+          "--no-sandbox",
+          "--disable-gpu",
+          "--disable-quic",
+          "--no-first-run",
+          "--disable-background-networking",
+          "--disable-component-update",
+          "--disable-sync"
+        ]
+      })
+    ),
+    (context) => Effect.promise(() => context.close())
+  )
 
 /** A config with a stub (killed and restarted below) and the rug-pull fixture, whose tool is quarantined. */
 const setup = () => {
@@ -88,7 +129,7 @@ const setup = () => {
   return { config, starts }
 }
 
-describe.skipIf(!hasChromium)("the dashboard at /ui (built CLI, Chromium)", () => {
+describe.each(available)("the dashboard at /ui (built CLI, $version)", ({ executablePath, screenshots: shoot }) => {
   it.scopedLive(
     "signs in with the token, follows a source going down and back, searches, calls, approves; refuses the rest",
     () =>
@@ -116,7 +157,7 @@ describe.skipIf(!hasChromium)("the dashboard at /ui (built CLI, Chromium)", () =
         assert.notInclude(csp, "unsafe")
         assert.notInclude(page.body, "<script>", "no inline script")
 
-        const browser = yield* launchChromium
+        const browser = yield* launchChromium(executablePath!)
         const tab = browser.pages()[0] ?? (yield* Effect.promise(() => browser.newPage()))
         const problems: Array<string> = []
         tab.on("console", (message) => {
@@ -159,14 +200,14 @@ describe.skipIf(!hasChromium)("the dashboard at /ui (built CLI, Chromium)", () =
           "the page was not reloaded"
         )
         assert.deepStrictEqual(yield* step(() => accessibilityProblems(tab)), [], "the sources page")
-        yield* step(() => tab.screenshot({ path: path.join(screenshots, "dashboard-sources.png") }))
+        if (shoot) yield* step(() => tab.screenshot({ path: path.join(screenshots, "dashboard-sources.png") }))
 
         // A source's detail page.
         yield* step(() => row("stub").getByRole("link", { name: "stub" }).click())
         yield* step(() => tab.getByRole("heading", { name: "Source stub" }).waitFor())
         yield* step(() => tab.getByText("stub__echo").waitFor())
         assert.deepStrictEqual(yield* step(() => accessibilityProblems(tab)), [], "a source's page")
-        yield* step(() => tab.screenshot({ path: path.join(screenshots, "dashboard-source.png") }))
+        if (shoot) yield* step(() => tab.screenshot({ path: path.join(screenshots, "dashboard-source.png") }))
 
         // The catalog: search, open a tool, call it.
         yield* step(() => tab.getByRole("link", { name: "Tools" }).click())
@@ -180,7 +221,7 @@ describe.skipIf(!hasChromium)("the dashboard at /ui (built CLI, Chromium)", () =
         yield* step(() => result.getByText("echo:from the browser").waitFor())
         assert.match(yield* step(() => result.innerText()), /Result in \d+(\.\d+)? ms/)
         assert.deepStrictEqual(yield* step(() => accessibilityProblems(tab)), [], "the tools page")
-        yield* step(() => tab.screenshot({ path: path.join(screenshots, "dashboard-tools.png") }))
+        if (shoot) yield* step(() => tab.screenshot({ path: path.join(screenshots, "dashboard-tools.png") }))
 
         // The call is among the recent calls.
         yield* step(() => tab.getByRole("link", { name: "Calls" }).click())
@@ -192,7 +233,7 @@ describe.skipIf(!hasChromium)("the dashboard at /ui (built CLI, Chromium)", () =
         yield* step(() => waiting.filter({ hasText: "rug.search" }).waitFor())
         assert.include(yield* step(() => waiting.locator(".diff").innerText()), "list_repos(visibility='private')")
         assert.deepStrictEqual(yield* step(() => accessibilityProblems(tab)), [], "the trust page")
-        yield* step(() => tab.screenshot({ path: path.join(screenshots, "dashboard-trust.png") }))
+        if (shoot) yield* step(() => tab.screenshot({ path: path.join(screenshots, "dashboard-trust.png") }))
         yield* step(() => tab.getByRole("button", { name: "Approve rug.search" }).click())
         yield* step(() => tab.getByText("Approved rug.search").waitFor())
         yield* step(() => tab.getByText("No tool waits for approval.").waitFor({ timeout: 20_000 }))
@@ -248,7 +289,7 @@ describe.skipIf(!hasChromium)("the dashboard at /ui (built CLI, Chromium)", () =
         assert.include(forged.body, "unknown or has expired")
         assert.strictEqual(server.counters.authorizations, 0)
 
-        const browser = yield* launchChromium
+        const browser = yield* launchChromium(executablePath!)
         const tab = browser.pages()[0] ?? (yield* Effect.promise(() => browser.newPage()))
         const step = <A>(run: () => Promise<A>) => Effect.promise(run)
         yield* step(() => tab.goto(`${base}/ui`))
