@@ -4,7 +4,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { execFileSync, spawn } from "node:child_process"
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs"
 import * as Path from "node:path"
-import { callEcho, childEnv, echoServer, httpTransport, median, root, tmp } from "./lib.mjs"
+import { callEcho, childEnv, echoServer, httpTransport, median, root, throughput, tmp } from "./lib.mjs"
 
 /**
  * CPU time (ms) of every thread of a process so far: the sum of each thread's run time in nanoseconds
@@ -108,20 +108,6 @@ const sequential = async (client, n) => {
   return out
 }
 
-const concurrent = async (client, n, concurrency) => {
-  let issued = 0
-  const started = performance.now()
-  await Promise.all(
-    Array.from({ length: concurrency }, async () => {
-      while (issued < n) {
-        issued++
-        await callEcho(client, "echo__echo")
-      }
-    })
-  )
-  return n / ((performance.now() - started) / 1000)
-}
-
 /** The bench process's own CPU (ms): the SDK client and undici, the other end of every call. */
 const ownCpuMs = () => {
   const { user, system } = process.cpuUsage()
@@ -140,7 +126,7 @@ const round = async (path, p) => {
   const t0 = cpu()
   const latencies = await sequential(path.conn.client, p.sequential)
   const t1 = cpu()
-  const rate = await concurrent(path.conn.client, p.concurrent, p.concurrency)
+  const rate = await throughput(path.conn.client, "echo__echo", p.concurrent, p.concurrency)
   const t2 = cpu()
   const instructions = path.counter?.read()
   const perCall = (from, to, i, n) => (1000 * (to[i] - from[i])) / n
@@ -165,7 +151,7 @@ const round = async (path, p) => {
 export const alternate = async (paths, p, onRound = () => {}) => {
   for (const path of paths) {
     await sequential(path.conn.client, p.warmup)
-    await concurrent(path.conn.client, p.warmup * 2, p.concurrency)
+    await throughput(path.conn.client, "echo__echo", p.warmup * 2, p.concurrency)
     path.counter?.start()
   }
   const rounds = Object.fromEntries(paths.map((path) => [path.name, []]))

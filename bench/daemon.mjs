@@ -29,7 +29,8 @@ import {
   rawServer,
   root,
   round,
-  sleep
+  sleep,
+  throughput
 } from "./lib.mjs"
 
 const argv = process.argv.slice(2)
@@ -68,20 +69,6 @@ const sequential = async (client, tool, n) => {
     out.push(performance.now() - started)
   }
   return out
-}
-
-const throughput = async (client, tool, n, concurrency) => {
-  let issued = 0
-  const started = performance.now()
-  await Promise.all(
-    Array.from({ length: concurrency }, async () => {
-      while (issued < n) {
-        issued++
-        await callEcho(client, tool)
-      }
-    })
-  )
-  return n / ((performance.now() - started) / 1000)
 }
 
 const measure = async (client, tool) => {

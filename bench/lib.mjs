@@ -149,6 +149,21 @@ export const callEcho = (client, name) =>
     timeout: 60_000
   })
 
+/** Calls per second of `n` echo calls of `tool` from `concurrency` callers at once (a new call as soon as one ends). */
+export const throughput = async (client, tool, n, concurrency = 32) => {
+  let issued = 0
+  const started = performance.now()
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (issued < n) {
+        issued++
+        await callEcho(client, tool)
+      }
+    })
+  )
+  return n / ((performance.now() - started) / 1000)
+}
+
 // Both paths parse tools/list with a loose schema: the figures are not about the SDK client validating 10,000 tools.
 const LooseListResult = z.looseObject({ tools: z.array(z.looseObject({ name: z.string() })) })
 export const listTools = (client) =>

@@ -11,7 +11,7 @@
 import { randomBytes } from "node:crypto"
 import { mkdirSync, writeFileSync } from "node:fs"
 import * as Path from "node:path"
-import { cleanup, callEcho, distMain, echoServer, log, median, open, root, round, tmp } from "./lib.mjs"
+import { cleanup, callEcho, distMain, echoServer, log, median, open, root, round, throughput, tmp } from "./lib.mjs"
 
 const argv = process.argv.slice(2)
 const quick = argv.includes("--quick")
@@ -78,20 +78,6 @@ const sequential = async (client, n) => {
   return median(latencies)
 }
 
-const throughput = async (client, n, concurrency = 32) => {
-  let issued = 0
-  const started = performance.now()
-  await Promise.all(
-    Array.from({ length: concurrency }, async () => {
-      while (issued < n) {
-        issued++
-        await callEcho(client, "echo__echo")
-      }
-    })
-  )
-  return n / ((performance.now() - started) / 1000)
-}
-
 const calls = async () => {
   const dir = tmp()
   writeFileSync(
@@ -119,12 +105,12 @@ const calls = async () => {
       path.p50 = []
       path.rates = []
       await sequential(path.conn.client, plan.warmup)
-      await throughput(path.conn.client, plan.warmup * 2)
+      await throughput(path.conn.client, "echo__echo", plan.warmup * 2)
     }
     for (let r = 0; r < plan.rounds; r++) {
       for (const path of r % 2 === 0 ? paths : [...paths].reverse()) {
         path.p50.push(await sequential(path.conn.client, plan.sequential))
-        path.rates.push(await throughput(path.conn.client, plan.concurrent))
+        path.rates.push(await throughput(path.conn.client, "echo__echo", plan.concurrent))
       }
     }
   } finally {

@@ -38,7 +38,8 @@ import {
   sdkProxy,
   lineRelay,
   sleep,
-  tmp
+  tmp,
+  throughput
 } from "./lib.mjs"
 
 // ---------------------------------------------------------------------------------------------------------------------
@@ -146,20 +147,6 @@ const sequentialLatencies = async (client, tool, n) => {
     out[i] = performance.now() - started
   }
   return out
-}
-
-const throughput = async (client, tool, n, concurrency) => {
-  let issued = 0
-  const started = performance.now()
-  await Promise.all(
-    Array.from({ length: concurrency }, async () => {
-      while (issued < n) {
-        issued++
-        await callEcho(client, tool)
-      }
-    })
-  )
-  return n / ((performance.now() - started) / 1000)
 }
 
 /** One path's round: sequential latencies then c=N throughput, its process's CPU added to the path's tally. */

@@ -17,7 +17,7 @@ import { execFileSync } from "node:child_process"
 import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
-import { callEcho, cleanup, cpuMsOf, echoServer, log, median, open, round, tmp } from "./lib.mjs"
+import { callEcho, cleanup, cpuMsOf, echoServer, log, median, open, round, throughput, tmp } from "./lib.mjs"
 
 const argv = process.argv.slice(2)
 const at = argv.indexOf("--rounds")
@@ -86,20 +86,6 @@ const latencies = async (client, n) => {
   }
   return out
 }
-const rate = async (client, n) => {
-  let issued = 0
-  const started = performance.now()
-  await Promise.all(
-    Array.from({ length: concurrency }, async () => {
-      while (issued < n) {
-        issued++
-        await callEcho(client, "echo__echo")
-      }
-    })
-  )
-  return n / ((performance.now() - started) / 1000)
-}
-
 /** callgrind's instrumentation of a clawtool, switched by `callgrind_control` (valgrind's own client). */
 const control = (pid, ...flags) => execFileSync("callgrind_control", [...flags, String(pid)], { stdio: "ignore" })
 /** The instructions counted since the last zeroing: dumped, read from the dump's totals, and the dump removed. */
@@ -130,7 +116,7 @@ try {
   }
   for (const path of paths) {
     await latencies(path.conn.client, 1000)
-    await rate(path.conn.client, 2000)
+    await throughput(path.conn.client, "echo__echo", 2000, concurrency)
     if (callgrind) {
       control(path.conn.pid, "-i", "on")
       // Not counted: the first calls after instrumentation starts re-translate every hot function.
@@ -142,7 +128,8 @@ try {
       if (callgrind) control(path.conn.pid, "-z")
       const before = cpuMsOf(path.conn.pid)
       const seen = await latencies(path.conn.client, sequential)
-      const perSecond = concurrent === 0 ? NaN : await rate(path.conn.client, concurrent)
+      const perSecond =
+        concurrent === 0 ? NaN : await throughput(path.conn.client, "echo__echo", concurrent, concurrency)
       const used = cpuMsOf(path.conn.pid) - before
       if (callgrind) path.instructions.push(instructionsOf(path) / (sequential + concurrent))
       path.cpuMs += used
