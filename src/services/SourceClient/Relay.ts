@@ -68,7 +68,7 @@ export const timeoutError = (tool: string, timeoutMs: number) =>
     detail: `${tool} timed out: no answer or progress within call_timeout (${timeoutMs}ms); the call was cancelled at the source`
   })
 
-/** The child's own JSON-RPC error to a call on the SDK path (the relay's reads the same). */
+/** The child's own JSON-RPC error to a call, on the relay and on the SDK path alike. */
 export const childError = (
   tool: string,
   cause: { readonly message: string; readonly code: number; readonly data?: unknown }
@@ -194,17 +194,7 @@ export const make = (options: {
     if (typeof error === "object" && error !== null && typeof error.code === "number") {
       // The detail the SDK path gives (McpError's message), so both paths read the same.
       const detail = mcpErrorText(error.code, typeof error.message === "string" ? error.message : "")
-      return entry.done(
-        Either.left(
-          new CallError({
-            tool: entry.tool,
-            reason: "Child",
-            detail,
-            code: error.code,
-            ...(error.data === undefined ? {} : { data: error.data })
-          })
-        )
-      )
+      return entry.done(Either.left(childError(entry.tool, { message: detail, code: error.code, data: error.data })))
     }
     entry.done(Either.left(transportError(entry.tool, "the source answered tools/call with a malformed response")))
   }
