@@ -108,6 +108,41 @@ describe("Audit", () => {
       })
   )
 
+  it.scoped(
+    "record only queues (a call's arguments are read by the writer); a line that cannot be made is dropped and counted",
+    () =>
+      Effect.gen(function* () {
+        const written: Array<string> = []
+        const log = yield* Audit.make({
+          settings: new AuditConfig({ args: "full" }),
+          file: "/nowhere/audit.jsonl",
+          redact: undefined,
+          sink: { append: async (chunks) => void written.push(textOf(chunks)) }
+        })
+        const recorder = log.recorder(undefined, () => "test-host")!
+        let deep: Record<string, unknown> = {}
+        for (let i = 0; i < 100_000; i++) deep = { deep }
+        // JSON.stringify of these arguments throws (RangeError): had record made the line, it would have thrown or
+        // counted the drop here.
+        const args = { path: "/tmp" }
+        recorder.record(call("before"))
+        recorder.record({ ...call("deep"), arguments: deep })
+        recorder.record({ ...call("after"), arguments: args })
+        assert.strictEqual(log.dropped(), 0)
+        args.path = "/etc" // the writer reads the arguments as they are when it makes the line
+        // One append: the three lines' batch, and the count of the one that could not be made.
+        while (written.length < 1) yield* Effect.promise(() => new Promise((resolve) => setImmediate(resolve)))
+        assert.strictEqual(log.dropped(), 1)
+        const lines = written
+          .join("")
+          .trimEnd()
+          .split("\n")
+          .map((line) => JSON.parse(line))
+        assert.strictEqual(lines.map((line) => line.tool ?? `dropped ${line.dropped}`).join(), "before,after,dropped 1")
+        assert.strictEqual(lines[1].args.path, "/etc")
+      })
+  )
+
   it.scoped("a file that cannot be written: warned once, Health says it is not written, records still return", () =>
     Effect.gen(function* () {
       const dir = tempDir()

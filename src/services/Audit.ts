@@ -8,6 +8,7 @@ import { Redaction } from "./Redaction.js"
 import { AuditBuffer } from "./Trust/AuditBuffer.js"
 import * as AuditFile from "./Trust/AuditFile.js"
 import { type AuditCall, droppedLine, format, type Redactor } from "./Trust/AuditLine.js"
+import { AuditQueue, type QueuedCall } from "./Trust/AuditQueue.js"
 
 /** `[audit] path`, relative to the config file's folder; default `audit.jsonl` in the state folder. */
 export const auditPath = (settings: AuditConfig, configFile: string, env: Env): string =>
@@ -70,10 +71,10 @@ const describe = (cause: unknown) => {
 }
 
 /**
- * The audit log's queue and writer (scoped): `recorder` hands each session a synchronous offer; the calls recorded in
- * one turn of the event loop are made into lines at its end, as bytes outside the heap (Trust/AuditBuffer.ts), and one
- * writer fiber appends what has gathered. Nothing on a call's path waits for the file: a full queue
- * drops the line and counts it (a `{"dropped": N}` line follows once there is room, and Health shows the count); a
+ * The audit log's queue and writer (scoped): `recorder` hands each session a synchronous offer that stores the call in
+ * the queue (Trust/AuditQueue.ts); one writer fiber makes the lines of every call queued since it last woke, as bytes
+ * outside the heap (Trust/AuditBuffer.ts), and appends them at once. Nothing on a call's path waits for the file or
+ * makes its line: a full queue drops the call and counts it (a `{"dropped": N}` line follows once there is room, and Health shows the count); a
  * file that cannot be written is warned about once and shown in Health, and calls go on. Lines still queued at
  * shutdown are written before the file closes.
  */
@@ -90,40 +91,35 @@ export const make = Effect.fn("Audit.make")(function* (
     )
   }
   const capacity = options.capacity ?? defaultCapacity
+  /** The calls recorded since the writer last took them: their lines are made by the writer, in one batch. */
+  const queue = new AuditQueue(capacity)
+  /** The lines of that batch, as bytes outside the heap until their append is over. */
   const pending = new AuditBuffer()
-  /** What was recorded in this turn of the event loop: made into lines at its end, after the turn's answers. */
-  let recorded: Array<AuditCall> = []
   let dropped = 0
   let reported = 0
   let problem: string | undefined
   let warned = false
   const ready = yield* Effect.makeLatch(false)
 
-  const toLines = () => {
-    const calls = recorded
-    recorded = []
-    for (const call of calls) {
-      try {
-        pending.add(format(call, settings.args, redact) + "\n")
-      } catch {
-        dropped++ // unreachable for parsed JSON arguments; a line that cannot be made is counted, never thrown here
-      }
+  const addLine = (call: QueuedCall) => {
+    try {
+      pending.add(format(call, settings.args, redact) + "\n")
+    } catch {
+      dropped++ // arguments JSON cannot write (nested past the stack): the line is counted as dropped, never thrown
     }
-    ready.unsafeOpen()
   }
 
+  // The call's whole share of its line: a few stores into the queue (and the writer woken when it was idle).
   const record = (call: AuditCall) => {
-    if (recorded.length + pending.lines >= capacity) {
+    if (!queue.push(call)) {
       dropped++
       return
     }
-    // One microtask per turn: queued after the answer's own write (the relay answers before it records), so the
-    // host's answer never waits for its line.
-    if (recorded.length === 0) queueMicrotask(toLines)
-    recorded.push(call)
+    if (queue.size === 1) ready.unsafeOpen()
   }
 
   const write = Effect.gen(function* () {
+    queue.drain(addLine)
     const lost = dropped - reported
     if (lost > 0) pending.add(droppedLine(yield* Clock.currentTimeMillis, lost) + "\n")
     const batch = pending.take()
@@ -153,7 +149,6 @@ export const make = Effect.fn("Audit.make")(function* (
   yield* Effect.addFinalizer(() =>
     Effect.gen(function* () {
       yield* Fiber.interrupt(writer)
-      if (recorded.length > 0) toLines()
       yield* write
       if (sink.close !== undefined) yield* Effect.promise(sink.close)
     }).pipe(Effect.disconnect, Effect.timeout("2 seconds"), Effect.ignore)

@@ -1,10 +1,8 @@
 /*
- * The audit log's lines waiting for the writer (issue 25, docs/decisions/029): their UTF-8 bytes in reused buffers,
- * which live outside the JavaScript heap. The writer appends once per 100 ms (a group commit), and a call record or a
- * line string held that long outlives two young-generation collections and is promoted to the old generation; bench
- * section 10 measured that copying and the collections as most of what the audit log cost a call. A line's string
- * dies young (it is written here in the turn it was made); bytes in a buffer cost the collector nothing, however long
- * they wait.
+ * The audit log's lines between the writer making them and their append (issue 25, docs/decisions/029): their UTF-8
+ * bytes in reused buffers, which live outside the JavaScript heap. A batch's lines are made one by one (Audit.ts
+ * `write`), and each line's string dies as soon as it is copied here, whatever a scavenge during the batch or the
+ * append's wait would have promoted; bytes in a buffer cost the collector nothing, however long they wait.
  */
 
 /** Bytes per buffer; a longer line (`args = "full"` with large arguments) gets a buffer of its own. */
