@@ -90,10 +90,13 @@ const plan = {
     concurrency: 32
   },
   trust: {
-    rounds: quick ? 1 : 3,
-    warmup: scale(1000),
-    sequential: scale(2000),
-    concurrent: scale(4000),
+    pairs: quick ? 2 : 10,
+    // Calls before a pair is measured: V8 is still compiling the audit's code after a few thousand (section 10's CPU
+    // per call, on against off, fell from 1.2× to 1.02× between 3,000 and 60,000 calls).
+    warmup: scale(4000),
+    sequential: scale(3000),
+    concurrent: scale(24000),
+    slices: quick ? 4 : 24,
     concurrency: 32,
     secrets: 50
   }
@@ -964,8 +967,10 @@ const remote = async () => {
 // at its default (pins, clean descriptions, redaction of 50 known secrets, the audit log written to a temporary file)
 // and one with what can be switched off switched off. Rounds alternate the order, as in section 1.
 
+let trustRuns = 0
+/** A fresh folder per clawtool: every pair starts alike (no lock file, no audit file yet). */
 const trustArgs = (on) => {
-  const dir = Path.join(tmp(), `trust-${on ? "on" : "off"}`)
+  const dir = Path.join(tmp(), `trust-${on ? "on" : "off"}-${++trustRuns}`)
   mkdirSync(dir, { recursive: true })
   const secrets = Array.from({ length: plan.trust.secrets }, (_, i) => [
     `BENCH_SECRET_${i}`,
@@ -994,53 +999,105 @@ const trustArgs = (on) => {
   return [Bundle.variants.dist, "serve", "--config", file, "--secrets", Path.join(dir, "secrets.toml")]
 }
 
-/** Section 10: the off and on paths' summaries, their ratios and each round's, logged. */
-const onOffResult = (paths, p, perRound) => {
-  const [off, on] = paths.map((path) => summaryOf(path, p))
-  const out = {
-    plan: p,
-    off,
-    on,
-    latencyRatioP50: round(on.p50Ms / off.p50Ms),
-    throughputRatio: round(on.throughputRps / off.throughputRps),
-    perRound
-  }
-  log(
-    `  p50 ${off.p50Ms} -> ${on.p50Ms} ms (ratio ${out.latencyRatioP50}), ` +
-      `${off.throughputRps} -> ${on.throughputRps} calls/s (ratio ${out.throughputRatio})`
-  )
-  return out
-}
-
-const trust = async () => {
-  const p = plan.trust
-  const paths = [
-    { name: "off", conn: await open(trustArgs(false), "trust off") },
-    { name: "on", conn: await open(trustArgs(true), "trust on") }
-  ].map((path) => ({ ...path, client: path.conn.client, tool: "echo__echo", latencies: [], rates: [], cpuMs: 0 }))
+/**
+ * One pair of section 10: a fresh `off` and `on` clawtool, warmed up, then `p.sequential` calls to each in turns (the
+ * two alternate call by call, so a neighbour's burst slows both alike), then `p.concurrent` calls from `p.concurrency`
+ * callers to each, in `p.slices` slices alternating between them. The p50s, rates and each clawtool's CPU per call.
+ */
+const trustPair = async (p, pair) => {
+  const opened = []
   try {
-    for (const path of paths) {
-      const result = await callEcho(path.client, "echo__echo")
+    // Opened in alternating order across pairs: neither is always the older process.
+    for (const on of pair % 2 === 0 ? [false, true] : [true, false]) {
+      opened.push({ name: on ? "on" : "off", conn: await open(trustArgs(on), `trust ${on ? "on" : "off"}`) })
+    }
+    const [off, on] = ["off", "on"].map((name) => opened.find((path) => path.name === name))
+    for (const path of [off, on]) {
+      const result = await callEcho(path.conn.client, "echo__echo")
       if (result.content?.[0]?.text !== "hello") {
         throw new Error(`trust ${path.name}: unexpected result ${JSON.stringify(result)}\n${path.conn.stderr()}`)
       }
-      await sequentialLatencies(path.client, "echo__echo", p.warmup)
-      await throughput(path.client, "echo__echo", p.warmup * 2, p.concurrency)
+      await sequentialLatencies(path.conn.client, "echo__echo", p.warmup)
+      await throughput(path.conn.client, "echo__echo", p.warmup * 4, p.concurrency)
     }
-    const perRound = []
-    for (let r = 0; r < p.rounds; r++) {
-      const order = r % 2 === 0 ? paths : [...paths].reverse()
-      const row = {}
-      for (const path of order) row[path.name] = await measureRound(path, p)
-      perRound.push({
-        latencyRatio: round(row.on.p50 / row.off.p50),
-        throughputRatio: round(row.on.rate / row.off.rate)
-      })
+    const cpuBefore = [off, on].map((path) => cpuMsOf(path.conn.pid))
+    const latencies = { off: new Float64Array(p.sequential), on: new Float64Array(p.sequential) }
+    for (let i = 0; i < p.sequential; i++) {
+      for (const path of i % 2 === 0 ? [off, on] : [on, off]) {
+        const started = performance.now()
+        await callEcho(path.conn.client, "echo__echo")
+        latencies[path.name][i] = performance.now() - started
+      }
     }
-    return onOffResult(paths, p, perRound)
+    // Many short slices, off-on then on-off: a burst on the machine falls on both alike.
+    const seconds = { off: 0, on: 0 }
+    for (let slice = 0; slice < p.slices; slice++) {
+      for (const path of slice % 2 === 0 ? [off, on] : [on, off]) {
+        const started = performance.now()
+        await throughput(path.conn.client, "echo__echo", p.concurrent / p.slices, p.concurrency)
+        seconds[path.name] += (performance.now() - started) / 1000
+      }
+    }
+    const calls = p.sequential + p.concurrent
+    const row = (path, k) => ({
+      latencies: latencies[path.name],
+      p50: median(latencies[path.name]),
+      rate: p.concurrent / seconds[path.name],
+      cpu: (1000 * (cpuMsOf(path.conn.pid) - cpuBefore[k])) / calls
+    })
+    return { off: row(off, 0), on: row(on, 1) }
   } finally {
-    await Promise.all(paths.map((path) => path.conn.close()))
+    await Promise.all(opened.map((path) => path.conn.close()))
   }
+}
+
+/**
+ * Section 10: `p.pairs` fresh pairs, one after the other. Fresh processes per pair, since one process's JIT and heap
+ * settle where they settle and keep it: two clawtools of the same build and config, measured side by side for minutes,
+ * stay a few per cent apart. The figures are the medians of the pairs' on/off ratios.
+ */
+const trust = async () => {
+  const p = plan.trust
+  const pairs = []
+  for (let pair = 0; pair < p.pairs; pair++) {
+    pairs.push(await trustPair(p, pair))
+    const last = pairs.at(-1)
+    log(
+      `  pair ${pair + 1}/${p.pairs}: p50 ratio ${round(last.on.p50 / last.off.p50, 3)}, c=${p.concurrency} ratio ${round(last.on.rate / last.off.rate, 3)}`
+    )
+  }
+  const summary = (name) => ({
+    p50Ms: round(median(pairs.map((pair) => pair[name].p50)), 3),
+    p99Ms: round(
+      percentile(
+        pairs.flatMap((pair) => Array.from(pair[name].latencies)),
+        99
+      ),
+      3
+    ),
+    throughputRps: Math.round(median(pairs.map((pair) => pair[name].rate))),
+    calls: p.pairs * (p.sequential + p.concurrent),
+    cpuUsPerCall: Math.round(median(pairs.map((pair) => pair[name].cpu)))
+  })
+  const ratio = (key) => round(median(pairs.map((pair) => pair.on[key] / pair.off[key])), 3)
+  const out = {
+    plan: p,
+    off: summary("off"),
+    on: summary("on"),
+    latencyRatioP50: ratio("p50"),
+    throughputRatio: ratio("rate"),
+    cpuRatio: ratio("cpu"),
+    perPair: pairs.map((pair) => ({
+      latencyRatio: round(pair.on.p50 / pair.off.p50, 3),
+      throughputRatio: round(pair.on.rate / pair.off.rate, 3),
+      cpuUsPerCall: [Math.round(pair.off.cpu), Math.round(pair.on.cpu)]
+    }))
+  }
+  log(
+    `  p50 ${out.off.p50Ms} -> ${out.on.p50Ms} ms (ratio ${out.latencyRatioP50}), ` +
+      `${out.off.throughputRps} -> ${out.on.throughputRps} calls/s (ratio ${out.throughputRatio}), CPU ratio ${out.cpuRatio}`
+  )
+  return out
 }
 
 // ---------------------------------------------------------------------------------------------------------------------
