@@ -5,6 +5,7 @@ import { assert, describe, it } from "@effect/vitest"
 import fc from "fast-check"
 import * as AuditLine from "../../src/services/Trust/AuditLine.js"
 import { AuditQueue } from "../../src/services/Trust/AuditQueue.js"
+import { argsMode, auditCall, redactZ } from "../lib/auditCalls.js"
 
 const call: AuditLine.AuditCall = {
   at: Date.UTC(2026, 0, 2, 3, 4, 5, 6),
@@ -28,33 +29,14 @@ const drained = (queue: AuditQueue, mode: AuditLine.ArgsMode, redact?: AuditLine
 
 describe("AuditQueue", () => {
   it("the lines of queued calls equal the lines of the calls, in order, in every args mode", () => {
-    const name = fc.string({ unit: "binary", maxLength: 20 })
-    const optionalName = fc.option(name, { nil: undefined })
-    const record = fc.record({
-      at: fc.integer({ min: 0, max: 8.64e15 }),
-      durationMs: fc.double(),
-      session: optionalName,
-      client: optionalName,
-      profile: optionalName,
-      token: optionalName,
-      instance: optionalName,
-      tool: name,
-      outcome: fc.constantFrom(...AuditLine.outcomes),
-      arguments: fc.option(fc.dictionary(name, fc.jsonValue({ maxDepth: 2 })), { nil: undefined }),
-      bytesOut: fc.oneof(fc.nat(), fc.double()),
-      traceId: optionalName,
-      via: optionalName
-    })
-    const mode = fc.constantFrom<AuditLine.ArgsMode>("none", "redacted", "full")
-    const redact = (text: string) => text.replaceAll("Z", "[R]")
     const queue = new AuditQueue(64)
     fc.assert(
-      fc.property(fc.array(record, { maxLength: 64 }), mode, (calls, mode) => {
+      fc.property(fc.array(auditCall, { maxLength: 64 }), argsMode, (calls, mode) => {
         for (const each of calls) assert.isTrue(queue.push(each))
         assert.strictEqual(queue.size, calls.length)
         assert.strictEqual(
-          drained(queue, mode, redact).join("\n"),
-          calls.map((each) => AuditLine.format(each, mode, redact)).join("\n")
+          drained(queue, mode, redactZ).join("\n"),
+          calls.map((each) => AuditLine.format(each, mode, redactZ)).join("\n")
         )
         assert.strictEqual(queue.size, 0)
       }),
