@@ -88,19 +88,28 @@ export interface LiveConfig {
   readonly set: (next: ClawtoolConfig) => Effect.Effect<void>
   /** Calls `listener` after each `set` (what the daemon re-reads of `[http]`: its tokens), for the scope's life. */
   readonly onSet: (listener: (next: ClawtoolConfig) => void) => Effect.Effect<void, never, Scope.Scope>
+  /**
+   * Calls the listeners with the config in effect, unchanged: a reload that changed only secrets.toml, whose values
+   * the listeners resolve again (the daemon's tokens).
+   */
+  readonly announce: Effect.Effect<void>
 }
 
 const makeLive = (initial: ClawtoolConfig): Effect.Effect<LiveConfig> =>
   Effect.sync(() => {
     const current = MutableRef.make(initial)
     const listeners = new Set<(next: ClawtoolConfig) => void>()
+    const announce = () => {
+      for (const listener of listeners) listener(current.current)
+    }
     return {
       get: () => current.current,
       set: (next) =>
         Effect.sync(() => {
           MutableRef.set(current, next)
-          for (const listener of listeners) listener(next)
+          announce()
         }),
+      announce: Effect.sync(announce),
       onSet: (listener) =>
         Effect.acquireRelease(
           Effect.sync(() => void listeners.add(listener)),

@@ -559,6 +559,42 @@ profiles = ["chat"]
   )
 
   it.scopedLive(
+    "a token's secret changed in secrets.toml alone is applied: the old value is refused and its sessions end",
+    () =>
+      Effect.gen(function* () {
+        const starts = path.join(tempDir(), "starts")
+        const config = writeConfig(
+          profilesConfig(starts, `\n[http.tokens.dave]\ntoken = "\${DAVE_TOKEN}"\nprofiles = ["chat"]\n`)
+        )
+        const secrets = path.join(path.dirname(config), "secrets.toml")
+        fs.writeFileSync(secrets, `[scopes.global]\nDAVE_TOKEN = "dave-old-token"\n`, { mode: 0o600 })
+        const daemon = yield* startDaemon(config)
+        const dave = yield* httpClient(new URL("/mcp/chat", daemon.url), { token: "dave-old-token" })
+        yield* settledList(dave.client, 1)
+        // The config file is not touched: only the secret behind the token changes.
+        fs.writeFileSync(secrets, `[scopes.global]\nDAVE_TOKEN = "dave-new-token"\n`, { mode: 0o600 })
+        yield* pollUntil(
+          Effect.sync(() => daemon.stderr()),
+          (text) => text.includes("http: tokens reloaded"),
+          "the tokens' reload"
+        )
+        assert.include(daemon.stderr(), "added [], removed [], changed [dave]; 1 session(s) ended")
+        const initializeWith = (token: string) =>
+          rawRequest(daemon.port, {
+            path: "/mcp/chat",
+            headers: { authorization: `Bearer ${token}` },
+            body: initializeBody
+          })
+        assert.strictEqual((yield* initializeWith("dave-old-token")).status, 401)
+        const again = yield* httpClient(new URL("/mcp/chat", daemon.url), { token: "dave-new-token" })
+        assert.strictEqual(textOf(yield* callTool(again.client, "stub__echo", { text: "d" })), "echo:d")
+        assert.notInclude(daemon.stderr(), "dave-old-token")
+        assert.notInclude(daemon.stderr(), "dave-new-token")
+      }),
+    60_000
+  )
+
+  it.scopedLive(
     "a profile removed by a reload ends its sessions; its endpoint answers 404 naming it; other profiles go on",
     () =>
       Effect.gen(function* () {
