@@ -170,13 +170,26 @@ export class Daemon extends Effect.Service<Daemon>()("clawtool/Daemon", {
                 const lookup = makeSecrets(store, env, next.sources, secretsFile).lookup
                 const resolved = yield* Tokens.resolve(next.http, (name) => lookup("global", name), invalid)
                 const changed = Tokens.changes(tokens, resolved)
+                const before = tokens
                 tokens = resolved
                 const profiles = Object.keys(next.profiles)
                 const ended = [...sessions].filter(([, session]) => !Tokens.stillAllowed(session, tokens, profiles))
                 yield* Effect.forEach(ended, ([id]) => close(id), { discard: true })
-                if (changed.added.length + changed.removed.length + changed.changed.length + ended.length > 0) {
+                // A 2026-07-28 listen has no session: it came with the token of that name then in effect.
+                const endedListens = modern.closeListensUnless((listen) =>
+                  Tokens.stillAllowed(
+                    { profile: listen.profile, token: before.find((token) => token.name === listen.token) },
+                    tokens,
+                    profiles
+                  )
+                )
+                if (
+                  changed.added.length + changed.removed.length + changed.changed.length + ended.length + endedListens >
+                  0
+                ) {
                   yield* Effect.logInfo(
-                    `http: tokens reloaded: added [${changed.added.join(", ")}], removed [${changed.removed.join(", ")}], changed [${changed.changed.join(", ")}]; ${ended.length} session(s) ended`
+                    `http: tokens reloaded: added [${changed.added.join(", ")}], removed [${changed.removed.join(", ")}], changed [${changed.changed.join(", ")}]; ${ended.length} session(s) ended` +
+                      (endedListens > 0 ? `, ${endedListens} listen(s) ended` : "")
                   )
                 }
               }).pipe(

@@ -398,6 +398,8 @@ export class Gateway extends Effect.Service<Gateway>()("clawtool/Gateway", {
           cancel: (key: string) => cancels.cancel(key, "the host closed the request"),
           /** Ends every open listen with its result (the daemon stops). */
           closeListens: listens.closeAll,
+          /** Ends the open listens a reload no longer lets in (their token or profile gone); how many. */
+          closeListensUnless: listens.closeUnless,
           /** `access`: the endpoint's profile (issue 26; absent: the whole catalog) and the token's name. */
           serve: (key: string, request: Modern.ModernRequest, envelope: Era.Envelope, access: ListenAccess = {}) =>
             Effect.gen(function* () {

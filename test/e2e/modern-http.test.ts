@@ -1,8 +1,9 @@
 import { assert, beforeAll, describe, it } from "@effect/vitest"
 import { Client } from "@modelcontextprotocol/client"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/client"
-import { Effect } from "effect"
+import { Deferred, Effect } from "effect"
 import * as fs from "node:fs"
+import * as http from "node:http"
 import * as path from "node:path"
 import { ensureBuilt, writeConfig } from "../lib/cli.js"
 import { httpClient, initializeBody, messagesOf, rawRequest, startDaemon } from "../lib/daemon.js"
@@ -53,6 +54,47 @@ const modernClient = (url: URL) =>
     }),
     (client) => Effect.promise(() => client.close().catch(() => {}))
   )
+
+/** A listen POST whose stream is read as it comes: `acknowledged` once its first event arrived, `ended` with the body. */
+const openListen = (port: number, profilePath: string, token: string) =>
+  Effect.gen(function* () {
+    const acknowledged = yield* Deferred.make<void>()
+    const ended = yield* Deferred.make<string>()
+    const req = http.request(
+      {
+        host: "127.0.0.1",
+        port,
+        method: "POST",
+        path: profilePath,
+        headers: {
+          accept: "application/json, text/event-stream",
+          "content-type": "application/json",
+          "mcp-method": "subscriptions/listen",
+          authorization: `Bearer ${token}`
+        }
+      },
+      (res) => {
+        let body = ""
+        res.on("data", (chunk: Buffer) => {
+          body += chunk.toString("utf8")
+          if (body.includes("data:")) Deferred.unsafeDone(acknowledged, Effect.void)
+        })
+        res.on("close", () => Deferred.unsafeDone(ended, Effect.succeed(body)))
+      }
+    )
+    req.on("error", () => Deferred.unsafeDone(ended, Effect.succeed("")))
+    req.end(
+      JSON.stringify({
+        jsonrpc: "2.0",
+        id: 7,
+        method: "subscriptions/listen",
+        params: { notifications: { toolsListChanged: true }, _meta: meta }
+      })
+    )
+    yield* Effect.addFinalizer(() => Effect.sync(() => req.destroy()))
+    yield* Deferred.await(acknowledged)
+    return { ended }
+  })
 
 const listenConfig = (chatTools: string, more = "") => `
 [sources.stub]
@@ -309,6 +351,35 @@ profiles = ["code"]
           data: "above",
           _meta: { clawtool: { logger: "stub-logger" } }
         })
+      }),
+    60_000
+  )
+
+  it.scopedLive(
+    "a reload that removes a token ends the listens it let in, with their result; another token's listen stays open",
+    () =>
+      Effect.gen(function* () {
+        const tokens = (names: ReadonlyArray<string>) =>
+          names.map((name) => `[http.tokens.${name}]\ntoken = "${name}-secret-token"\nprofiles = ["chat"]\n`).join("\n")
+        const configText = (names: ReadonlyArray<string>) =>
+          `[sources.stub]\ncommand = ${stubCommand()}\n\n[profiles.chat]\nsources = ["stub"]\n\n${tokens(names)}`
+        const config = writeConfig(configText(["dave", "erin"]))
+        const daemon = yield* startDaemon(config)
+        const dave = yield* openListen(daemon.port, "/mcp/chat", "dave-secret-token")
+        const erin = yield* openListen(daemon.port, "/mcp/chat", "erin-secret-token")
+        fs.writeFileSync(`${config}.tmp`, configText(["erin"]))
+        fs.renameSync(`${config}.tmp`, config)
+        const body = yield* Deferred.await(dave.ended).pipe(Effect.timeout("20 seconds"))
+        // The acknowledgement, then the listen's result: the stream was ended by clawtool, not cut.
+        const messages = messagesOf(body) as ReadonlyArray<Json>
+        assert.strictEqual(messages.at(-1)?.id, 7)
+        assert.property(messages.at(-1), "result")
+        yield* pollUntil(
+          Effect.sync(() => daemon.stderr()),
+          (text) => text.includes("removed [dave], changed []; 0 session(s) ended, 1 listen(s) ended"),
+          "the tokens' reload line"
+        )
+        assert.isFalse(yield* Deferred.isDone(erin.ended))
       }),
     60_000
   )

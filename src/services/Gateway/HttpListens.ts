@@ -80,8 +80,8 @@ export const makeHttpListens = (deps: {
   ) => Effect.Effect<Readonly<Record<string, Handler>>, never, Scope.Scope>
 }) => {
   const quota = makeQuota(deps.limits)
-  /** Each open listen's graceful end (clawtool stops serving). */
-  const closers = new Set<() => void>()
+  /** Each open listen's graceful end (clawtool stops serving, or its access was taken away), and who opened it. */
+  const closers = new Map<() => void, ListenAccess>()
   const { wire } = deps
 
   /** Serves listen `key` until its host closes the stream or clawtool ends it. */
@@ -119,7 +119,7 @@ export const makeHttpListens = (deps: {
           listen.closeAll()
           end()
         }
-        closers.add(close)
+        closers.set(close, access)
         yield* Effect.addFinalizer(() => Effect.sync(() => closers.delete(close)))
         yield* Deferred.await(ended)
       })
@@ -129,7 +129,13 @@ export const makeHttpListens = (deps: {
     serve,
     /** Ends every open listen with its result (the daemon stops). */
     closeAll: () => {
-      for (const close of [...closers]) close()
+      for (const close of [...closers.keys()]) close()
+    },
+    /** Ends, with its result, every open listen whose access `allowed` no longer grants; how many. */
+    closeUnless: (allowed: (access: ListenAccess) => boolean): number => {
+      const ended = [...closers].filter(([, access]) => !allowed(access))
+      for (const [close] of ended) close()
+      return ended.length
     },
     /** How many listens are open. */
     size: () => quota.open()
