@@ -63,6 +63,17 @@ describe("AuditQueue", () => {
     )
   })
 
+  it("a burst past the first slots grows the storage up to the capacity; every call drains intact, in order", () => {
+    const queue = new AuditQueue(1000)
+    const calls = Array.from({ length: 1000 }, (_, i) => ({ ...call, tool: `t${i}`, at: call.at + i, bytesOut: i }))
+    for (const each of calls) assert.isTrue(queue.push(each))
+    assert.isFalse(queue.push(call))
+    assert.strictEqual(
+      drained(queue, "full").join("\n"),
+      calls.map((each) => AuditLine.format(each, "full", undefined)).join("\n")
+    )
+  })
+
   it("a line that throws ends the drain but not the queue: the calls after it are gone, and new ones drain alone", () => {
     const queue = new AuditQueue(8)
     for (const tool of ["a", "b", "c"]) assert.isTrue(queue.push({ ...call, tool }))

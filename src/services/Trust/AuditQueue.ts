@@ -28,13 +28,17 @@ const traceId = 6
 const via = 7
 const nameFields = 8
 
+/** Slots made at first; doubled when a burst needs more, up to the capacity (an idle serve keeps a few KB). */
+const initialSlots = 256
+
 export class AuditQueue {
   /** Calls queued since the last drain. */
   size = 0
-  private readonly numbers: Float64Array
-  private readonly outcome: Uint8Array
-  private readonly names: Array<string | undefined>
-  private readonly args: Array<AuditCall["arguments"]>
+  private slots: number
+  private numbers: Float64Array
+  private outcome: Uint8Array
+  private names: Array<string | undefined>
+  private args: Array<AuditCall["arguments"]>
   private readonly view: QueuedCall = {
     at: 0,
     durationMs: 0,
@@ -52,15 +56,17 @@ export class AuditQueue {
   }
 
   constructor(readonly capacity: number) {
-    this.numbers = new Float64Array(capacity * numberFields)
-    this.outcome = new Uint8Array(capacity)
-    this.names = new Array<string | undefined>(capacity * nameFields).fill(undefined)
-    this.args = new Array<AuditCall["arguments"]>(capacity).fill(undefined)
+    this.slots = Math.min(capacity, initialSlots)
+    this.numbers = new Float64Array(this.slots * numberFields)
+    this.outcome = new Uint8Array(this.slots)
+    this.names = new Array<string | undefined>(this.slots * nameFields).fill(undefined)
+    this.args = new Array<AuditCall["arguments"]>(this.slots).fill(undefined)
   }
 
   /** Queues the call; false, and nothing queued, when `capacity` calls wait already. */
   push(call: AuditCall): boolean {
     if (this.size >= this.capacity) return false
+    if (this.size === this.slots) this.grow()
     const slot = this.size++
     const number = slot * numberFields
     this.numbers[number + at] = call.at
@@ -111,5 +117,18 @@ export class AuditQueue {
       this.args.fill(undefined, 0, count)
       view.arguments = undefined
     }
+  }
+
+  private grow(): void {
+    const slots = Math.min(this.capacity, this.slots * 2)
+    const numbers = new Float64Array(slots * numberFields)
+    numbers.set(this.numbers)
+    this.numbers = numbers
+    const outcome = new Uint8Array(slots)
+    outcome.set(this.outcome)
+    this.outcome = outcome
+    this.names = this.names.concat(new Array<string | undefined>((slots - this.slots) * nameFields).fill(undefined))
+    this.args = this.args.concat(new Array<AuditCall["arguments"]>(slots - this.slots).fill(undefined))
+    this.slots = slots
   }
 }
