@@ -74,9 +74,9 @@ const describe = (cause: unknown) => {
  * The audit log's queue and writer (scoped): `recorder` hands each session a synchronous offer that stores the call in
  * the queue (Trust/AuditQueue.ts); one writer fiber makes the lines of every call queued since it last woke, as bytes
  * outside the heap (Trust/AuditBuffer.ts), and appends them at once. Nothing on a call's path waits for the file or
- * makes its line: a full queue drops the call and counts it (a `{"dropped": N}` line follows once there is room, and Health shows the count); a
- * file that cannot be written is warned about once and shown in Health, and calls go on. Lines still queued at
- * shutdown are written before the file closes.
+ * makes its line: a full queue drops the call and counts it (a `{"dropped": N}` line follows once there is room, and
+ * Health shows the count); a file that cannot be written is warned about once and shown in Health, and calls go on.
+ * Lines still queued at shutdown are written before the file closes.
  */
 export const make = Effect.fn("Audit.make")(function* (
   options: AuditOptions

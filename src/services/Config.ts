@@ -83,34 +83,31 @@ export class Config extends Effect.Service<Config>()("clawtool/Config", {
  * The config in effect while `serve` runs: `config` as read at start, then each reload's (ADR 016). Read
  * synchronously by the catalog; one-shot commands never see it change.
  */
+export type ReloadListener = (next: ClawtoolConfig, lookup: (name: string) => Option.Option<string>) => void
+
 export interface LiveConfig {
   readonly get: () => ClawtoolConfig
   readonly set: (next: ClawtoolConfig) => Effect.Effect<void>
-  /** Calls `listener` after each `set` (what the daemon re-reads of `[http]`: its tokens), for the scope's life. */
-  readonly onSet: (listener: (next: ClawtoolConfig) => void) => Effect.Effect<void, never, Scope.Scope>
   /**
-   * Calls the listeners with the config in effect, unchanged: a reload that changed only secrets.toml, whose values
-   * the listeners resolve again (the daemon's tokens).
+   * Calls `listener` after each applied reload (Reload.ts), a secrets.toml-only one included, with the config in effect
+   * and its global secrets as that reload read them (the daemon re-resolves its tokens), for the scope's life.
    */
-  readonly announce: Effect.Effect<void>
+  readonly onReload: (listener: ReloadListener) => Effect.Effect<void, never, Scope.Scope>
+  readonly reloaded: (next: ClawtoolConfig, lookup: (name: string) => Option.Option<string>) => Effect.Effect<void>
 }
 
 const makeLive = (initial: ClawtoolConfig): Effect.Effect<LiveConfig> =>
   Effect.sync(() => {
     const current = MutableRef.make(initial)
-    const listeners = new Set<(next: ClawtoolConfig) => void>()
-    const announce = () => {
-      for (const listener of listeners) listener(current.current)
-    }
+    const listeners = new Set<ReloadListener>()
     return {
       get: () => current.current,
-      set: (next) =>
+      set: (next) => Effect.sync(() => MutableRef.set(current, next)),
+      reloaded: (next, lookup) =>
         Effect.sync(() => {
-          MutableRef.set(current, next)
-          announce()
+          for (const listener of listeners) listener(next, lookup)
         }),
-      announce: Effect.sync(announce),
-      onSet: (listener) =>
+      onReload: (listener) =>
         Effect.acquireRelease(
           Effect.sync(() => void listeners.add(listener)),
           () => Effect.sync(() => void listeners.delete(listener))

@@ -6,14 +6,14 @@ import { ConfigError } from "../domain/Errors.js"
 import { hostAllowed, isLoopback, type ListenAddress, originAllowed, parseListen } from "../transport/HttpGuard.js"
 import { type HttpServerTransport, loadHttpServerTransports } from "../transport/HttpServerTransport.js"
 import { makeModernHttpWire } from "../transport/ModernHttp.js"
-import { Config, ProcessEnv } from "./Config.js"
+import { Config } from "./Config.js"
 import * as Access from "./Daemon/Access.js"
 import { Dashboard } from "./Dashboard.js"
 import * as Web from "./Daemon/Web.js"
 import { Gateway } from "./Gateway.js"
 import { HostSessions, logLevels } from "./HostSessions.js"
 import { Metrics } from "./Metrics.js"
-import { expand, loadSecrets, makeSecrets, SecretStore, Secrets } from "./Secrets.js"
+import { expand, Secrets } from "./Secrets.js"
 import * as Tokens from "./Daemon/Tokens.js"
 
 /** A JSON-RPC error body with no request id (the request could not be read, or was refused before routing). */
@@ -87,8 +87,7 @@ export class Daemon extends Effect.Service<Daemon>()("clawtool/Daemon", {
     // Present whenever the daemon runs (layers/Main.ts); absent in tests of the Daemon alone.
     const metrics = yield* Effect.serviceOption(Metrics)
     const dashboard = yield* Dashboard
-    const { config, file, live, secretsFile } = yield* Config
-    const env = yield* ProcessEnv
+    const { config, file, live } = yield* Config
     const where = Option.getOrElse(file, () => "(no config file)")
     const invalid = (keyPath: string, detail: string) =>
       new ConfigError({ reason: "Invalid", file: where, keyPath, detail })
@@ -161,14 +160,12 @@ export class Daemon extends Effect.Service<Daemon>()("clawtool/Daemon", {
         // changes or narrows a token, ends the sessions it no longer lets in; their next request is refused (404, 401,
         // 403) as a new one would be.
         let tokens = options.tokens
-        yield* live.onSet(
-          (next) =>
+        yield* live.onReload(
+          (next, lookup) =>
             void run(
               Effect.gen(function* () {
-                // Resolved with the secrets file as it is now: a token added with its secret in one edit works.
-                const store = Option.isSome(secretsFile) ? yield* loadSecrets(secretsFile.value) : SecretStore.empty
-                const lookup = makeSecrets(store, env, next.sources, secretsFile).lookup
-                const resolved = yield* Tokens.resolve(next.http, (name) => lookup("global", name), invalid)
+                // Resolved with the secrets the reload read: a token added with its secret in one edit works.
+                const resolved = yield* Tokens.resolve(next.http, lookup, invalid)
                 const changed = Tokens.changes(tokens, resolved)
                 const before = tokens
                 tokens = resolved

@@ -71,11 +71,9 @@ export class Reload extends Effect.Service<Reload>()("clawtool/Reload", {
             yield* redaction.reconfigure(next, secrets.store, secrets.lookup)
             const previous = live.get()
             const changes = yield* sources.reconfigure(next, secrets.resolve)
-            if (ConfigDiff.isEmpty(changes)) {
-              // The config is the same, but a secret it names may not be: the daemon's tokens are resolved again.
-              yield* live.announce
-              return yield* Effect.logInfo("config reloaded: nothing changed")
-            }
+            // The daemon's tokens follow every applied reload: one that changed only a secret they name too (ADR 031).
+            yield* live.reloaded(next, (name) => secrets.lookup("global", name))
+            if (ConfigDiff.isEmpty(changes)) return yield* Effect.logInfo("config reloaded: nothing changed")
             yield* warnUnknownSelectors(next)
             // The daemon's tokens follow the reload (ADR 031); the rest of [http] does not.
             const later = changes.settings.filter(
